@@ -1,0 +1,413 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The BPF datapath ABI: the one definition of everything that the BPF
+ * programs (the .bpf.c files of bpf/) and ovs-vswitchd (lib/dpif-bpf-*) share.
+ *
+ * Both sides include this header unchanged: it uses only the fixed-width
+ * types of <linux/types.h>, no kernel and no OVS headers.  Every struct has
+ * explicit padding so that its layout is the same for clang -target bpf and
+ * for the host compiler; the BUILD_ASSERTs in lib/dpif-bpf-odp.c check the
+ * sizes from the userspace side.
+ *
+ * Changing anything here changes the ABI: bump OVS_BPF_ABI_VERSION, which
+ * ovs-vswitchd compares with the version compiled into the object it loads
+ * (the .rodata constant 'ovs_bpf_abi_version'). */
+
+#ifndef BPF_DATAPATH_ABI_H
+#define BPF_DATAPATH_ABI_H 1
+
+#include <linux/types.h>
+
+#define OVS_BPF_ABI_VERSION 1
+
+/* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
+ * lookup program; the number of masks actually searched is the configured
+ * 'n_masks' of struct ovs_bpf_dp_config, at most this. */
+#define OVS_BPF_MAX_ACTIONS 32      /* Action slots per flow. */
+#define OVS_BPF_MAX_MASKS 64        /* Megaflow masks in the mask list. */
+#define OVS_BPF_MAX_PORTS 1024      /* Datapath ports. */
+#define OVS_BPF_MAX_RECIRC 8        /* Recirculations per packet. */
+#define OVS_BPF_USERDATA_LEN 48     /* == sizeof(struct user_action_cookie). */
+#define OVS_BPF_SECRET_LEN 16       /* Downcall authentication secret. */
+
+/* Names of the maps and programs in the object, as userspace finds them
+ * with bpf_object__find_map_by_name() / bpf_object__find_program_by_name(),
+ * and as the maps are pinned below /sys/fs/bpf/ovs-bpf/<datapath>/. */
+#define OVS_BPF_MAP_FLOW_TABLE  "flow_table"
+#define OVS_BPF_MAP_FLOW_MASKS  "flow_masks"
+#define OVS_BPF_MAP_DP_CONFIG   "dp_config"
+#define OVS_BPF_MAP_DP_STATS    "dp_stats"
+#define OVS_BPF_MAP_PORTS       "ports"         /* odp port -> port info. */
+#define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* ifindex -> odp port. */
+#define OVS_BPF_MAP_UPCALLS     "upcalls"       /* perf event array. */
+#define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
+
+#define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
+#define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
+
+/* ------------------------------------------------------------------ */
+/* Flow key.                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The parsed packet, as the lookup program matches it.  The fields mean what
+ * the fields of the same name in OVS's 'struct flow' mean, so that
+ * lib/dpif-bpf-odp.c converts one to the other field by field and the key
+ * the BPF parser builds for a packet equals (under any mask) the key
+ * ovs-vswitchd's flow_extract() builds for it:
+ *
+ *   - 'vlans[i].tci' has VLAN_CFI (0x1000) set when tag i is present, as in
+ *     struct flow; 'vlans[0]' is the outermost tag.  'eth_type' is the
+ *     ethertype after the VLAN tags.
+ *   - ARP: 'nw_proto' is the low byte of the opcode, 'ipv4_src'/'ipv4_dst'
+ *     the sender/target protocol addresses, 'arp_sha'/'arp_tha' the
+ *     hardware addresses.
+ *   - ICMPv4/ICMPv6: 'tp_src' is the type, 'tp_dst' the code (network byte
+ *     order, in the low byte as OVS does).  Neighbour discovery: 'nd_target',
+ *     and 'arp_sha'/'arp_tha' hold the source/target link-layer addresses.
+ *   - 'nw_frag' holds FLOW_NW_FRAG_ANY (1) and FLOW_NW_FRAG_LATER (2).
+ *   - IPv6: 'nw_tos' is the traffic class, 'nw_ttl' the hop limit and
+ *     'nw_proto' the upper-layer protocol after the extension headers.
+ *
+ * All padding is zero in every key and every mask: keys are hashed as
+ * bytes. */
+struct ovs_bpf_vlan {
+    __be16 tpid;
+    __be16 tci;
+};
+
+struct ovs_bpf_flow_key {
+    /* Metadata. */
+    __u32 in_port;              /* Datapath (odp) port number. */
+    __u32 recirc_id;
+    __u32 dp_hash;
+    __u32 skb_priority;
+    __u32 skb_mark;
+
+    /* Ethernet. */
+    __u8 eth_dst[6];
+    __u8 eth_src[6];
+    __be16 eth_type;
+    __u16 pad0;
+    struct ovs_bpf_vlan vlans[2];
+
+    /* Network layer. */
+    __be32 ipv4_src;            /* Also ARP SPA. */
+    __be32 ipv4_dst;            /* Also ARP TPA. */
+    __u8 ipv6_src[16];
+    __u8 ipv6_dst[16];
+    __be32 ipv6_label;
+    __u8 nw_proto;
+    __u8 nw_tos;
+    __u8 nw_ttl;
+    __u8 nw_frag;
+
+    /* Transport layer. */
+    __be16 tp_src;
+    __be16 tp_dst;
+    __be16 tcp_flags;           /* TCP flags in the low 12 bits. */
+    __u8 arp_sha[6];            /* Also ND source link-layer address. */
+    __u8 arp_tha[6];            /* Also ND target link-layer address. */
+    __u8 nd_target[16];
+    __u16 pad1;
+};
+
+/* The key of the flow table: a megaflow is its key masked with the mask
+ * 'mask_id' of the mask list, so two megaflows whose masked keys are equal
+ * under different masks remain two entries.  The whole masked key is the
+ * hash key, never a hash of it: two flows never share an entry. */
+struct ovs_bpf_flow_table_key {
+    __u32 mask_id;              /* Index in the 'flow_masks' array. */
+    __u32 pad;
+    struct ovs_bpf_flow_key key;    /* Masked. */
+};
+
+/* An entry of the 'flow_masks' array map.  Userspace keeps the reference
+ * counts; the lookup program searches entries 0 .. n_masks - 1 of struct
+ * ovs_bpf_dp_config in order and skips entries that are not in use. */
+struct ovs_bpf_mask {
+    __u32 in_use;
+    __u32 pad;
+    struct ovs_bpf_flow_key mask;
+};
+
+/* ------------------------------------------------------------------ */
+/* Actions.                                                           */
+/* ------------------------------------------------------------------ */
+
+/* An action type is also the index of its program in the 'tailcalls' prog
+ * array.  OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
+enum ovs_bpf_action_type {
+    OVS_BPF_ACTION_END = 0,
+    OVS_BPF_ACTION_OUTPUT,          /* u.output */
+    OVS_BPF_ACTION_USERSPACE,       /* u.userspace */
+    OVS_BPF_ACTION_SET_ETH,         /* u.eth, masked */
+    OVS_BPF_ACTION_SET_IPV4,        /* u.ipv4, masked */
+    OVS_BPF_ACTION_SET_IPV6_SRC,    /* u.ipv6_addr, masked */
+    OVS_BPF_ACTION_SET_IPV6_DST,    /* u.ipv6_addr, masked */
+    OVS_BPF_ACTION_SET_IPV6_MISC,   /* u.ipv6_misc, masked */
+    OVS_BPF_ACTION_SET_TCP,         /* u.l4, masked */
+    OVS_BPF_ACTION_SET_UDP,         /* u.l4, masked */
+    OVS_BPF_ACTION_PUSH_VLAN,       /* u.push_vlan */
+    OVS_BPF_ACTION_POP_VLAN,        /* no argument */
+    OVS_BPF_ACTION_RECIRC,          /* u.recirc */
+    OVS_BPF_ACTION_HASH,            /* u.hash */
+    OVS_BPF_ACTION_TRUNC,           /* u.trunc */
+    OVS_BPF_ACTION_CLONE,           /* u.nested */
+    OVS_BPF_ACTION_SAMPLE,          /* u.nested */
+    OVS_BPF_ACTION_SET_PRIORITY,    /* u.meta, masked */
+    OVS_BPF_ACTION_SET_MARK,        /* u.meta, masked */
+    __OVS_BPF_ACTION_MAX
+};
+
+/* Program array slots after the action programs. */
+enum ovs_bpf_tailcall {
+    OVS_BPF_TAILCALL_LOOKUP = __OVS_BPF_ACTION_MAX, /* Parse + lookup again
+                                                     * (recirculation). */
+    __OVS_BPF_TAILCALL_MAX
+};
+
+/* OVS_BPF_ACTION_OUTPUT. */
+struct ovs_bpf_act_output {
+    __u32 port;                 /* Datapath (odp) port number. */
+};
+
+/* OVS_BPF_ACTION_USERSPACE: the packet goes up through the perf ring as an
+ * OVS_BPF_UPCALL_ACTION with 'userdata' in the upcall. */
+struct ovs_bpf_act_userspace {
+    __u8 userdata[OVS_BPF_USERDATA_LEN];
+    __u32 userdata_len;         /* 0 if the action has no userdata. */
+    __u32 flags;                /* OVS_BPF_USERSPACE_F_*. */
+};
+#define OVS_BPF_USERSPACE_F_ACTIONS (1u << 0) /* OVS_USERSPACE_ATTR_ACTIONS. */
+
+/* Masked set actions: new = (old & ~mask) | (value & mask), as
+ * OVS_ACTION_ATTR_SET_MASKED.  The L3 and L4 checksums are updated. */
+struct ovs_bpf_act_eth {
+    __u8 src[6], src_mask[6];
+    __u8 dst[6], dst_mask[6];
+};
+
+struct ovs_bpf_act_ipv4 {
+    __be32 src, src_mask;
+    __be32 dst, dst_mask;
+    __u8 tos, tos_mask;
+    __u8 ttl, ttl_mask;
+};
+
+struct ovs_bpf_act_ipv6_addr {
+    __u8 addr[16];
+    __u8 mask[16];
+};
+
+struct ovs_bpf_act_ipv6_misc {
+    __be32 label, label_mask;   /* Low 20 bits. */
+    __u8 tclass, tclass_mask;
+    __u8 hlimit, hlimit_mask;
+};
+
+struct ovs_bpf_act_l4 {
+    __be16 src, src_mask;
+    __be16 dst, dst_mask;
+};
+
+struct ovs_bpf_act_push_vlan {
+    __be16 tpid;
+    __be16 tci;                 /* Without VLAN_CFI. */
+};
+
+struct ovs_bpf_act_recirc {
+    __u32 id;
+};
+
+struct ovs_bpf_act_hash {
+    __u32 alg;                  /* enum ovs_hash_alg. */
+    __u32 basis;
+};
+
+struct ovs_bpf_act_trunc {
+    __u32 max_len;
+};
+
+/* OVS_BPF_ACTION_CLONE and OVS_BPF_ACTION_SAMPLE: the next 'n_actions' slots
+ * are the nested actions.  SAMPLE runs them with probability
+ * 'probability' / UINT32_MAX and otherwise skips them. */
+struct ovs_bpf_act_nested {
+    __u32 n_actions;
+    __u32 probability;          /* SAMPLE only. */
+};
+
+struct ovs_bpf_act_meta {
+    __u32 value, mask;
+};
+
+/* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
+struct ovs_bpf_action {
+    __u32 type;                 /* enum ovs_bpf_action_type. */
+    __u32 pad;
+    union {
+        struct ovs_bpf_act_output output;
+        struct ovs_bpf_act_userspace userspace;
+        struct ovs_bpf_act_eth eth;
+        struct ovs_bpf_act_ipv4 ipv4;
+        struct ovs_bpf_act_ipv6_addr ipv6_addr;
+        struct ovs_bpf_act_ipv6_misc ipv6_misc;
+        struct ovs_bpf_act_l4 l4;
+        struct ovs_bpf_act_push_vlan push_vlan;
+        struct ovs_bpf_act_recirc recirc;
+        struct ovs_bpf_act_hash hash;
+        struct ovs_bpf_act_trunc trunc;
+        struct ovs_bpf_act_nested nested;
+        struct ovs_bpf_act_meta meta;
+        __u8 raw[56];
+    } u;
+};
+
+/* ------------------------------------------------------------------ */
+/* Flow table value.                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Statistics, updated by the lookup program with atomic operations. */
+struct ovs_bpf_flow_stats {
+    __u64 packets;
+    __u64 bytes;
+    __u64 used_ns;              /* bpf_ktime_get_ns() of the last hit. */
+    __u32 tcp_flags;            /* OR of the TCP flags seen. */
+    __u32 pad;
+};
+
+/* A flow whose actions the BPF programs cannot run (more than
+ * OVS_BPF_MAX_ACTIONS slots after translation, or an action without a BPF
+ * program) is installed with OVS_BPF_FLOW_F_USERSPACE: its packets go up as
+ * OVS_BPF_UPCALL_SLOW_PATH and ovs-vswitchd executes its actions. */
+#define OVS_BPF_FLOW_F_USERSPACE (1u << 0)
+
+struct ovs_bpf_flow {
+    struct ovs_bpf_flow_stats stats;
+    __u32 flags;                /* OVS_BPF_FLOW_F_*. */
+    __u32 n_actions;            /* Slots in use, at most 32. */
+    struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
+};
+
+/* ------------------------------------------------------------------ */
+/* Datapath configuration, ports and statistics.                      */
+/* ------------------------------------------------------------------ */
+
+/* Element 0 of the 'dp_config' array map, written by ovs-vswitchd. */
+struct ovs_bpf_dp_config {
+    __u32 n_masks;              /* Masks to search, <= OVS_BPF_MAX_MASKS. */
+    __u32 tap_ifindex;          /* ifindex of the downcall TAP device. */
+    __u8 secret[OVS_BPF_SECRET_LEN];    /* Downcall authentication. */
+};
+
+/* Value of the 'ports' hash map, keyed by odp port number (__u32). */
+struct ovs_bpf_port {
+    __u32 ifindex;              /* Where OUTPUT to this port redirects. */
+    __u32 flags;                /* OVS_BPF_PORT_F_*. */
+};
+/* Output to this port redirects to the ingress of 'ifindex' instead of its
+ * egress (e.g. an internal port implemented as a veth whose host side is
+ * the device the user sees). */
+#define OVS_BPF_PORT_F_INGRESS (1u << 0)
+
+/* The 'ifindexes' hash map: __u32 ifindex -> __u32 odp port number, used
+ * by the ingress program to find 'in_port'. */
+
+/* Indexes of the per-CPU '__u64' counters of the 'dp_stats' array map. */
+enum ovs_bpf_dp_stat {
+    OVS_BPF_STAT_HIT,               /* Packets that matched a flow. */
+    OVS_BPF_STAT_MISSED,            /* Packets that matched no flow. */
+    OVS_BPF_STAT_LOST,              /* Upcalls that could not be sent. */
+    OVS_BPF_STAT_MASK_HIT,          /* Masks searched by hits (sum). */
+    OVS_BPF_STAT_DOWNCALL,          /* Downcalls accepted. */
+    OVS_BPF_STAT_DOWNCALL_FORGED,   /* Downcalls dropped: bad secret/magic. */
+    OVS_BPF_STAT_DOWNCALL_MALFORMED, /* Downcalls dropped: bad metadata. */
+    OVS_BPF_STAT_PARSE_ERROR,       /* Malformed packets (dropped). */
+    OVS_BPF_STAT_ACTION_ERROR,      /* An action failed (packet dropped). */
+    OVS_BPF_STAT_RECIRC_LIMIT,      /* Dropped: too many recirculations. */
+    OVS_BPF_STAT_SLOW_PATH,         /* Packets of userspace-only flows. */
+    __OVS_BPF_STAT_MAX
+};
+
+/* ------------------------------------------------------------------ */
+/* Upcalls (BPF -> ovs-vswitchd), through the 'upcalls' perf ring.    */
+/* ------------------------------------------------------------------ */
+
+enum ovs_bpf_upcall_type {
+    OVS_BPF_UPCALL_MISS = 1,        /* No flow matched. */
+    OVS_BPF_UPCALL_ACTION,          /* A userspace() action. */
+    OVS_BPF_UPCALL_SLOW_PATH,       /* Flow with OVS_BPF_FLOW_F_USERSPACE. */
+};
+
+/* The header of every perf record; 'cap_len' bytes of the packet follow
+ * it.  The packet is as the ingress program saw it, except that a VLAN tag
+ * the kernel had already moved into skb metadata is not in the bytes: it is
+ * in 'vlan_tci'/'vlan_proto' (with VLAN_CFI set when present) and
+ * ovs-vswitchd pushes it back before extracting the flow. */
+struct ovs_bpf_upcall {
+    __u32 type;                 /* enum ovs_bpf_upcall_type. */
+    __u32 in_port;
+    __u32 pkt_len;              /* Length of the packet. */
+    __u32 cap_len;              /* Bytes of it that follow this header. */
+    __u32 recirc_id;
+    __u32 dp_hash;
+    __u32 skb_priority;
+    __u32 skb_mark;
+    __be16 vlan_tci;
+    __be16 vlan_proto;
+    __u32 userdata_len;         /* OVS_BPF_UPCALL_ACTION only. */
+    __u8 userdata[OVS_BPF_USERDATA_LEN];
+    /* Flow table key of the flow of an OVS_BPF_UPCALL_SLOW_PATH upcall, so
+     * that ovs-vswitchd finds the actions it keeps for it. */
+    struct ovs_bpf_flow_table_key flow;
+};
+
+/* ------------------------------------------------------------------ */
+/* Downcalls (ovs-vswitchd -> BPF), written to the datapath's TAP.    */
+/* ------------------------------------------------------------------ */
+
+/* A downcall frame, as written to the TAP device, is
+ *
+ *     dst MAC, src MAC (12 bytes, those of the packet)
+ *     OVS_BPF_DOWNCALL_ETH_TYPE (2 bytes)
+ *     struct ovs_bpf_downcall, then 'n_actions' struct ovs_bpf_action
+ *     the packet from its ethertype on
+ *
+ * that is, the packet with the metadata inserted after its Ethernet
+ * addresses.  The downcall program checks 'magic' and 'secret' (equal to
+ * dp_config.secret, which only root can read), copies the metadata to its
+ * scratch area, removes it and restores 'eth_type', then runs the actions
+ * like those of a flow.  A frame whose secret does not match is dropped
+ * and counted as OVS_BPF_STAT_DOWNCALL_FORGED. */
+#define OVS_BPF_DOWNCALL_ETH_TYPE 0x88b5    /* IEEE 802 local experimental. */
+#define OVS_BPF_DOWNCALL_MAGIC 0x4f565342   /* "OVSB" */
+
+struct ovs_bpf_downcall {
+    __u32 magic;
+    __u32 abi_version;
+    __u8 secret[OVS_BPF_SECRET_LEN];
+    __u32 in_port;
+    __u32 n_actions;            /* <= OVS_BPF_MAX_ACTIONS. */
+    __u32 recirc_id;
+    __u32 dp_hash;
+    __u32 skb_priority;
+    __u32 skb_mark;
+    __be16 eth_type;            /* The packet's own ethertype. */
+    __u16 pad0;
+    __u32 pad1;
+};
+
+#endif /* BPF_DATAPATH_ABI_H */
