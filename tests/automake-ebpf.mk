@@ -49,9 +49,25 @@ $(SYSTEM_EBPF_TESTSUITE): package.m4 $(SYSTEM_EBPF_TESTSUITE_AT) $(COMMON_MACROS
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
 
+# OVS's AF_XDP system suite against our netdev-afxdp, with the skips of
+# tests/system-kernel-features.at.
+SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT = \
+	tests/system-afxdp-traffic-testsuite.at \
+	tests/system-kernel-features.at
+SYSTEM_AFXDP_TRAFFIC_TESTSUITE = $(srcdir)/tests/system-afxdp-traffic-testsuite
+EXTRA_DIST += $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT) $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
+
+$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_AFXDP_TESTSUITE_AT) $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
+	$(SHELL) '$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)' -C tests \
+		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
-.PHONY: check-ebpf check-ebpf-unit check-ovs-subset check-ebpf-system
+.PHONY: check-afxdp-traffic check-ebpf check-ebpf-unit check-ovs-subset check-ebpf-system
