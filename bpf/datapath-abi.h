@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 1
+#define OVS_BPF_ABI_VERSION 2
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -381,23 +381,32 @@ struct ovs_bpf_upcall {
 
 /* A downcall frame, as written to the TAP device, is
  *
- *     dst MAC, src MAC (12 bytes, those of the packet)
- *     OVS_BPF_DOWNCALL_ETH_TYPE (2 bytes)
- *     struct ovs_bpf_downcall, then 'n_actions' struct ovs_bpf_action
- *     the packet from its ethertype on
+ *     the packet, unchanged, from its Ethernet header on
+ *     'n_actions' struct ovs_bpf_action
+ *     struct ovs_bpf_downcall (the last sizeof(struct ovs_bpf_downcall)
+ *                              bytes of the frame)
  *
- * that is, the packet with the metadata inserted after its Ethernet
- * addresses.  The downcall program checks 'magic' and 'secret' (equal to
- * dp_config.secret, which only root can read), copies the metadata to its
- * scratch area, removes it and restores 'eth_type', then runs the actions
- * like those of a flow.  A frame whose secret does not match is dropped
- * and counted as OVS_BPF_STAT_DOWNCALL_FORGED. */
-#define OVS_BPF_DOWNCALL_ETH_TYPE 0x88b5    /* IEEE 802 local experimental. */
+ * that is, the metadata is a TRAILER.  The downcall program reads the
+ * struct ovs_bpf_downcall at the end of the frame, checks 'magic' and
+ * 'secret' (equal to dp_config.secret, which only root can read) and
+ * 'abi_version', copies the actions to its per-CPU scratch area, cuts the
+ * trailer off with bpf_skb_change_tail() and runs the actions like those of
+ * a flow.  A frame whose magic or secret does not match is dropped and
+ * counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad version,
+ * 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
+ *
+ * Why a trailer and not a header after the Ethernet addresses: the only
+ * helper that removes bytes in the middle of a TC packet,
+ * bpf_skb_adjust_room(), refuses (-ENOTSUPP) any skb whose skb->protocol is
+ * not IPv4 or IPv6, and skb->protocol of a frame received on the TAP is its
+ * outer ethertype; bpf_skb_change_tail() has no such restriction, and with
+ * a trailer the packet keeps its own ethertype (so skb->protocol is right
+ * for the ports the packet is output to). */
 #define OVS_BPF_DOWNCALL_MAGIC 0x4f565342   /* "OVSB" */
 
 struct ovs_bpf_downcall {
-    __u32 magic;
-    __u32 abi_version;
+    __u32 magic;                /* OVS_BPF_DOWNCALL_MAGIC. */
+    __u32 abi_version;          /* OVS_BPF_ABI_VERSION. */
     __u8 secret[OVS_BPF_SECRET_LEN];
     __u32 in_port;
     __u32 n_actions;            /* <= OVS_BPF_MAX_ACTIONS. */
@@ -405,9 +414,8 @@ struct ovs_bpf_downcall {
     __u32 dp_hash;
     __u32 skb_priority;
     __u32 skb_mark;
-    __be16 eth_type;            /* The packet's own ethertype. */
-    __u16 pad0;
-    __u32 pad1;
+    __u32 pad0;                 /* Zero. */
+    __u32 pad1;                 /* Zero. */
 };
 
 #endif /* BPF_DATAPATH_ABI_H */
