@@ -127,4 +127,31 @@ ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
     return ovs_bpf_slot(s, idx);
 }
 
+/* To be called before an action changes packet bytes [0, 'end').  Inside
+ * a clone() the clone program restores the packet from a snapshot of its
+ * first bytes afterwards: a change beyond the snapshot could not be undone,
+ * so it is refused (the caller drops the packet and this counts an action
+ * error). */
+static __always_inline bool
+ovs_bpf_may_write(struct ovs_bpf_scratch *s, __u32 end)
+{
+    if (!s->clone_active) {
+        return true;
+    }
+    if (end > s->clone_snap_len) {
+        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+        return false;
+    }
+    s->clone_dirty = 1;
+    return true;
+}
+
+/* Drops the packet for a failed action. */
+static __always_inline int
+ovs_bpf_action_error(void)
+{
+    ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+    return TC_ACT_SHOT;
+}
+
 #endif /* BPF_ACTIONS_H */

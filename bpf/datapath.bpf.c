@@ -39,6 +39,10 @@
 #include "bpf/lookup.h"
 #include "bpf/actions.h"
 #include "bpf/actions-output.h"
+#include "bpf/actions-set.h"
+#include "bpf/actions-vlan.h"
+#include "bpf/actions-meta.h"
+#include "bpf/actions-clone.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -108,6 +112,111 @@ int
 ovs_bpf_act_trunc(struct __sk_buff *skb)
 {
     return ovs_bpf_act_trunc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_eth(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_eth__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv4(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_ipv4__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_src(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_ipv6_addr(skb, 8);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_dst(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_ipv6_addr(skb, 24);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_misc(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_ipv6_misc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_tcp(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_l4_ports(skb, IPPROTO_TCP);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_udp(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_l4_ports(skb, IPPROTO_UDP);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_push_vlan(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_push_vlan__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_pop_vlan(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_pop_vlan__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_recirc(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_recirc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_hash(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_hash__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_clone(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_clone__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_sample(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_sample__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_priority(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_meta(skb, false);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_mark(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_meta(skb, true);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()
