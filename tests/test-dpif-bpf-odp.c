@@ -25,9 +25,14 @@
 #undef NDEBUG
 #include "dpif-bpf-odp.h"
 
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "command-line.h"
 #include "odp-util.h"
@@ -35,6 +40,7 @@
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "ovstest.h"
+#include "packets.h"
 #include "util.h"
 
 static const char *
@@ -204,11 +210,143 @@ test_gen_outputs(struct ovs_cmdl_context *ctx)
     putchar('\n');
 }
 
+/* Returns the descriptor number, in process 'pid', of the TAP device
+ * 'tap_name' (tun descriptors say "iff: <name>" in their fdinfo), or -1. */
+static int
+find_tap_fd(pid_t pid, const char *tap_name)
+{
+    char *dir_name = xasprintf("/proc/%ld/fdinfo", (long) pid);
+    DIR *dir = opendir(dir_name);
+    struct dirent *de;
+    int found = -1;
+
+    if (!dir) {
+        ovs_fatal(errno, "%s", dir_name);
+    }
+    while (found < 0 && (de = readdir(dir)) != NULL) {
+        char *name = xasprintf("%s/%s", dir_name, de->d_name);
+        FILE *f = fopen(name, "r");
+        char line[128];
+
+        while (f && fgets(line, sizeof line, f)) {
+            char iff[IFNAMSIZ + 1];
+
+            if (sscanf(line, "iff: %16s", iff) == 1
+                && !strcmp(iff, tap_name)) {
+                found = atoi(de->d_name);
+                break;
+            }
+        }
+        if (f) {
+            fclose(f);
+        }
+        free(name);
+    }
+    closedir(dir);
+    free(dir_name);
+    return found;
+}
+
+/* send-downcall PIN_DIR TAP PID IN_PORT OUT_PORT ETH_DST good|bad
+ *
+ * Writes to the downcall TAP device 'TAP' of ovs-vswitchd (process PID) one
+ * downcall frame: an Ethernet frame to ETH_DST with ethertype 0x88b5, whose
+ * only action is OUTPUT to odp port OUT_PORT.  With "good", the trailer
+ * carries the datapath's secret, read from the 'dp_config' map pinned in
+ * PIN_DIR; with "bad", the same secret with one bit flipped, as a forger
+ * who cannot read the map would send.  The TAP is opened by duplicating
+ * ovs-vswitchd's descriptor (pidfd_getfd()): a TAP that is not persistent
+ * cannot be attached twice. */
+static void
+test_send_downcall(struct ovs_cmdl_context *ctx)
+{
+    const char *pin_dir = ctx->argv[1];
+    const char *tap_name = ctx->argv[2];
+    pid_t pid = atoi(ctx->argv[3]);
+    uint32_t in_port = atoi(ctx->argv[4]);
+    uint32_t out_port = atoi(ctx->argv[5]);
+    bool good = !strcmp(ctx->argv[7], "good");
+    struct ovs_bpf_dp_config config;
+    struct ovs_bpf_downcall dc;
+    struct ovs_bpf_action action;
+    struct eth_header eth;
+    struct eth_addr dst;
+    uint8_t frame[256];
+    size_t ofs = 0;
+    uint32_t zero = 0;
+    int map_fd, pidfd, tap_fd, fd;
+    char *path;
+
+    if (!eth_addr_from_string(ctx->argv[6], &dst)) {
+        ovs_fatal(0, "%s: bad Ethernet address", ctx->argv[6]);
+    }
+
+    path = xasprintf("%s/%s", pin_dir, OVS_BPF_MAP_DP_CONFIG);
+    map_fd = bpf_obj_get(path);
+    if (map_fd < 0 || bpf_map_lookup_elem(map_fd, &zero, &config)) {
+        ovs_fatal(errno, "%s", path);
+    }
+    free(path);
+    close(map_fd);
+
+    fd = find_tap_fd(pid, tap_name);
+    if (fd < 0) {
+        ovs_fatal(0, "process %ld has no descriptor for %s", (long) pid,
+                  tap_name);
+    }
+    pidfd = syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) {
+        ovs_fatal(errno, "pidfd_open");
+    }
+    tap_fd = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    if (tap_fd < 0) {
+        ovs_fatal(errno, "pidfd_getfd");
+    }
+
+    /* The packet. */
+    eth.eth_dst = dst;
+    eth.eth_src = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 01);
+    eth.eth_type = htons(0x88b5);
+    memcpy(frame, &eth, sizeof eth);
+    ofs = sizeof eth;
+    memset(&frame[ofs], 0, 46);
+    ovs_strlcpy((char *) &frame[ofs], "ovs-bpf downcall test", 46);
+    ofs += 46;
+
+    /* Its action. */
+    memset(&action, 0, sizeof action);
+    action.type = OVS_BPF_ACTION_OUTPUT;
+    action.u.output.port = out_port;
+    memcpy(&frame[ofs], &action, sizeof action);
+    ofs += sizeof action;
+
+    /* The trailer. */
+    memset(&dc, 0, sizeof dc);
+    dc.magic = OVS_BPF_DOWNCALL_MAGIC;
+    dc.abi_version = OVS_BPF_ABI_VERSION;
+    memcpy(dc.secret, config.secret, sizeof dc.secret);
+    if (!good) {
+        dc.secret[0] ^= 1;
+    }
+    dc.in_port = in_port;
+    dc.n_actions = 1;
+    memcpy(&frame[ofs], &dc, sizeof dc);
+    ofs += sizeof dc;
+
+    if (write(tap_fd, frame, ofs) != ofs) {
+        ovs_fatal(errno, "write to %s", tap_name);
+    }
+    close(tap_fd);
+    close(pidfd);
+}
+
 static const struct ovs_cmdl_command commands[] = {
     { "keys", NULL, 0, 0, test_keys, OVS_RO },
     { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
     { "actions", NULL, 0, 0, test_actions, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
+    { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
+      7, 7, test_send_downcall, OVS_RO },
     { NULL, NULL, 0, 0, NULL, OVS_RO },
 };
 
