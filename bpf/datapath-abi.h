@@ -284,7 +284,9 @@ struct ovs_bpf_action {
 struct ovs_bpf_flow_stats {
     __u64 packets;
     __u64 bytes;
-    __u64 used_ns;              /* bpf_ktime_get_ns() of the last hit. */
+    __u64 used_ns;              /* CLOCK_MONOTONIC ns of the last hit, at
+                                 * jiffy resolution
+                                 * (bpf_ktime_get_coarse_ns()). */
     __u32 tcp_flags;            /* OR of the TCP flags seen. */
     __u32 pad;
 };
