@@ -1,0 +1,57 @@
+# Our test suites.  'make check' of the top-level wrapper runs check-ebpf,
+# which runs, in order:
+#
+#   check-ebpf-unit     our unit suite (tests/ebpf-testsuite.at);
+#   check-ovs-subset    the part of OVS's own unit suite that covers what we
+#                       touch: the test files named in OVS_SUBSET_AT;
+#   check-ebpf-system   our system suites (root only; they skip otherwise).
+#
+# All run with OVS's autotest framework and its macros.
+
+EBPF_TESTSUITE_AT = \
+	tests/ebpf-testsuite.at \
+	tests/ebpf-build.at
+EBPF_TESTSUITE = $(srcdir)/tests/ebpf-testsuite
+EXTRA_DIST += $(EBPF_TESTSUITE_AT) $(EBPF_TESTSUITE)
+
+$(EBPF_TESTSUITE): package.m4 $(EBPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-ebpf-unit: all tests/atlocal $(EBPF_TESTSUITE)
+	$(SHELL) '$(EBPF_TESTSUITE)' -C tests AUTOTEST_PATH='$(AUTOTEST_PATH)' \
+		$(TESTSUITEFLAGS)
+
+# OVS's own tests of the code paths we build on: ODP key and action parsing
+# and formatting (odp.at), dpctl commands (dpctl.at), the userspace
+# datapath (dpif-netdev.at) and netdev types (netdev-type.at).
+OVS_SUBSET_AT = odp.at dpctl.at dpif-netdev.at netdev-type.at
+check-ovs-subset: all tests/atlocal $(TESTSUITE)
+	@set -e; \
+	numbers=`$(SHELL) '$(TESTSUITE)' -C tests -l | \
+		awk -v files=' $(OVS_SUBSET_AT) ' \
+		'$$1 ~ /^[0-9]+:$$/ { split($$2, at, ":"); \
+		  if (index(files, " " at[1] " ")) { sub(":", "", $$1); \
+		    printf "%s ", $$1 } }'`; \
+	test -n "$$numbers" || { echo "no tests found in $(OVS_SUBSET_AT)"; exit 1; }; \
+	$(SHELL) '$(TESTSUITE)' -C tests AUTOTEST_PATH='$(AUTOTEST_PATH)' \
+		$(TESTSUITEFLAGS) $$numbers
+
+# System suites: they create namespaces, veth pairs and datapaths, so each
+# test skips (saying so) when not run as root.
+SYSTEM_EBPF_TESTSUITE_AT = \
+	tests/system-ebpf-testsuite.at \
+	tests/system-ebpf-sandbox.at
+SYSTEM_EBPF_TESTSUITE = $(srcdir)/tests/system-ebpf-testsuite
+EXTRA_DIST += $(SYSTEM_EBPF_TESTSUITE_AT) $(SYSTEM_EBPF_TESTSUITE)
+
+$(SYSTEM_EBPF_TESTSUITE): package.m4 $(SYSTEM_EBPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
+	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
+		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+
+check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
+.PHONY: check-ebpf check-ebpf-unit check-ovs-subset check-ebpf-system
