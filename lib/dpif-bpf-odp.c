@@ -248,6 +248,17 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
     }
     m.nw_frag &= FLOW_NW_FRAG_MASK;
 
+    /* ICMP type and code are 8 bits wide, in the low byte of 'tp_src' and
+     * 'tp_dst' (see xlate_wc_finish()). */
+    if (is_icmpv4(flow, NULL) || is_icmpv6(flow, NULL)) {
+        if ((flow->tp_src & m.tp_src & ~htons(0xff))
+            || (flow->tp_dst & m.tp_dst & ~htons(0xff))) {
+            return EINVAL;
+        }
+        m.tp_src &= htons(0xff);
+        m.tp_dst &= htons(0xff);
+    }
+
     /* For ICMPv6 neighbour discovery, struct flow reuses 'tcp_flags' for the
      * ND option type (the ND extensions, which this datapath does not
      * claim). */
@@ -336,10 +347,13 @@ dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
         return EINVAL;
     }
 
-    if (!mask_len) {
+    if (!mask_len && is_igmp(&flow, NULL)) {
         /* The exact-match mask of flow_wildcards_init_for_packet() includes
-         * the IGMP group, which no ODP key attribute carries: like the
-         * kernel datapath, do not match it. */
+         * the IGMP type, code and group, which no ODP key attribute carries
+         * (their values here are zeros, not the packet's): like the kernel
+         * datapath, do not match them. */
+        wc.masks.tp_src = 0;
+        wc.masks.tp_dst = 0;
         wc.masks.igmp_group_ip4 = 0;
     }
 
@@ -388,6 +402,12 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
             flow.vlans[i].tci |= htons(VLAN_CFI);
         }
     }
+    if (eth_type_mpls(flow.dl_type)) {
+        /* An MPLS key needs a label stack entry, here a wildcarded one (the
+         * BPF key has no label), with the bottom of stack bit so that it is
+         * the only one. */
+        flow.mpls_lse[0] = htonl(MPLS_BOS_MASK);
+    }
     if (!wc.masks.dl_type) {
         /* An Ethertype below ETH_TYPE_MIN would be encoded as "not
          * Ethernet II" with an exact mask. */
@@ -398,6 +418,9 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
     parms.flow = &flow;
     parms.mask = &wc.masks;
     dpif_bpf_odp_support(&parms.support);
+    /* With a depth of 0 the mask of an MPLS flow would have an empty (and
+     * invalid) MPLS attribute: one wildcarded label is right. */
+    parms.support.max_mpls_depth = 1;
     odp_flow_key_from_flow(&parms, key);
 
     if (mask) {
@@ -444,12 +467,12 @@ set_is_bpf(enum ovs_key_attr type)
             || type == OVS_KEY_ATTR_UDP);
 }
 
-/* Translates set() or set_masked() of a key attribute of type 'type' whose
- * value and mask ('size' bytes each) are 'value' and 'mask' (for set() an
- * all-ones 'mask'). */
+/* Translates set() or set_masked() ('masked') of a key attribute of type
+ * 'type' whose value and mask ('size' bytes each) are 'value' and 'mask'
+ * (for set() an all-ones 'mask'). */
 static int
 xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
-          const void *mask, size_t size, bool *modifies)
+          const void *mask, size_t size, bool masked, bool *modifies)
 {
     struct ovs_bpf_action *s;
     int expected;
@@ -496,10 +519,10 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
     case OVS_KEY_ATTR_IPV4: {
         const struct ovs_key_ipv4 *v = value, *m = mask;
 
-        /* The protocol and fragment bits are not writable (the kernel
-         * datapath refuses them too).  For set() they are ignored, as
-         * odp-execute does. */
-        if (!is_all_ones(mask, size) && (m->ipv4_proto || m->ipv4_frag)) {
+        /* The protocol and fragment bits are not writable: set_masked()
+         * must not cover them (the kernel datapath refuses them too), set()
+         * leaves them alone, as odp-execute does. */
+        if (masked && (m->ipv4_proto || m->ipv4_frag)) {
             return EINVAL;
         }
         s = new_slot(x, OVS_BPF_ACTION_SET_IPV4);
@@ -518,7 +541,7 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         const struct ovs_key_ipv6 *v = value, *m = mask;
         ovs_be32 label_mask = m->ipv6_label;
 
-        if (!is_all_ones(mask, size)) {
+        if (masked) {
             if (m->ipv6_proto || m->ipv6_frag
                 || m->ipv6_label & ~htonl(IPV6_LABEL_MASK)) {
                 return EINVAL;
@@ -581,7 +604,7 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
     case OVS_KEY_ATTR_ICMP:
     case OVS_KEY_ATTR_ICMPV6:
         /* odp-execute supports only the unmasked form. */
-        if (!is_all_ones(mask, size)) {
+        if (masked) {
             return EINVAL;
         }
         x->userspace_only = true;
@@ -759,14 +782,14 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 }
                 memset(ones, 0xff, size);
                 error = xlate_set(x, nl_attr_type(key), value, ones, size,
-                                  modifies);
+                                  false, modifies);
             } else {
                 /* The payload is the value followed by the mask. */
                 if (size % 2) {
                     return EINVAL;
                 }
                 error = xlate_set(x, nl_attr_type(key), value,
-                                  value + size / 2, size / 2, modifies);
+                                  value + size / 2, size / 2, true, modifies);
             }
             break;
         }
@@ -827,14 +850,15 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             if (trunc->max_len < ETH_HEADER_LEN) {
                 return EINVAL;
             }
-            /* The cut length applies to the next output or userspace
-             * action only (as in the kernel), which ofproto always puts
-             * right after the trunc.  Anything else is left to
-             * odp-execute. */
+            /* The cut length applies to the next output only (as in the
+             * kernel), which ofproto puts right after the trunc.  The BPF
+             * programs cannot cut one copy of a packet and send the rest
+             * whole, so they do trunc only for the very last output of
+             * the flow; ovs-vswitchd does every other case. */
             next = last ? NULL : nl_attr_next(a);
-            if (!next
-                || (nl_attr_type(next) != OVS_ACTION_ATTR_OUTPUT
-                    && nl_attr_type(next) != OVS_ACTION_ATTR_USERSPACE)) {
+            if (more_after || !next
+                || nl_attr_type(next) != OVS_ACTION_ATTR_OUTPUT
+                || left - NLA_ALIGN(a->nla_len) > NLA_ALIGN(next->nla_len)) {
                 x->userspace_only = true;
             }
             s = new_slot(x, OVS_BPF_ACTION_TRUNC);
@@ -1107,10 +1131,13 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_USERSPACE:
             ds_put_format(s, "(len=%"PRIu32, a->u.userspace.userdata_len);
             if (a->u.userspace.userdata_len) {
+                uint32_t len = MIN(a->u.userspace.userdata_len,
+                                   OVS_BPF_USERDATA_LEN);
+
                 ds_put_cstr(s, ",data=");
-                ds_put_hex(s, a->u.userspace.userdata,
-                           MIN(a->u.userspace.userdata_len,
-                               OVS_BPF_USERDATA_LEN));
+                for (uint32_t j = 0; j < len; j++) {
+                    ds_put_format(s, "%02x", a->u.userspace.userdata[j]);
+                }
             }
             if (a->u.userspace.flags & OVS_BPF_USERSPACE_F_ACTIONS) {
                 ds_put_cstr(s, ",actions");

@@ -117,21 +117,31 @@ void dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
  *
  * The translation:
  *   output(p)                   OUTPUT p
- *   trunc(n), ..., output(p)    TRUNC n, ..., OUTPUT p (the BPF program
- *                               applies the cut length to later outputs)
+ *   trunc(n), output(p)         TRUNC n, OUTPUT p, if that output is the
+ *                               last action of the flow (the BPF programs
+ *                               cannot cut one copy of a packet and send
+ *                               another whole); E2BIG for other uses
  *   userspace(pid, userdata, actions)
  *                               USERSPACE (pid ignored: upcalls go through
  *                               the perf ring; userdata up to 48 bytes)
  *   set(ethernet|ipv4|ipv6|tcp|udp|priority|skb_mark)
  *                               the SET_* slot with an all-ones mask
+ *   set(sctp|arp|nd|icmp), set_masked(sctp|arp|nd)
+ *                               E2BIG (odp-execute rewrites them)
  *   set_masked(ipv6)            up to three slots: SET_IPV6_SRC,
  *                               SET_IPV6_DST, SET_IPV6_MISC (only those
  *                               whose mask is not zero)
  *   set_masked(others)          the matching SET_* slot
- *   push_vlan, pop_vlan, recirc, hash
- *                               the matching slot
+ *   push_vlan, pop_vlan         the matching slot
  *   clone(A), sample(p, A)      CLONE/SAMPLE whose nested.n_actions slots
- *                               that follow hold A
+ *                               that follow hold A.  If actions follow the
+ *                               clone (at any level) and A changes the
+ *                               packet or its metadata, E2BIG: the kernel
+ *                               runs A on a copy, BPF on the packet itself
+ *   recirc(id)                  RECIRC, if it is the last action of the
+ *                               flow (it ends the BPF chain); else E2BIG
+ *   hash(l4, basis)             HASH; E2BIG for hash(sym_l4)
+ *   drop (explicit)             no slot: the chain ends
  *
  * Returns 0, E2BIG or EINVAL as described at the top of this file. */
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,

@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "command-line.h"
+#include "netlink.h"
+#include "odp-netlink.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/ofpbuf.h"
@@ -145,9 +147,41 @@ test_exact_keys(struct ovs_cmdl_context *ctx OVS_UNUSED)
     exit(translate_keys(true));
 }
 
-/* Translates the actions on each input line and prints the slots, or the
- * error.  Also checks that unused slots are zeroed and that
- * dpif_bpf_odp_check_actions() agrees. */
+/* Translates 'actions' and prints the slots, or the error.  Also checks that
+ * unused slots are zeroed and that dpif_bpf_odp_check_actions() agrees.
+ * Returns false if a check failed. */
+static bool
+print_translation(const struct ofpbuf *actions)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    uint32_t n = UINT32_MAX;
+    bool ok = true;
+    int error, check;
+
+    memset(slots, 0xcc, sizeof slots);
+    error = dpif_bpf_odp_to_actions(actions->data, actions->size, slots, &n);
+    check = dpif_bpf_odp_check_actions(actions->data, actions->size);
+    if (check != (error == E2BIG ? 0 : error)) {
+        printf("check_actions disagrees: %s\n", error_name(check));
+        ok = false;
+    }
+    if (error) {
+        printf("%s\n", error_name(error));
+    } else {
+        struct ds out = DS_EMPTY_INITIALIZER;
+
+        ovs_assert(n <= OVS_BPF_MAX_ACTIONS);
+        for (uint32_t i = n; i < OVS_BPF_MAX_ACTIONS; i++) {
+            ovs_assert(is_all_zeros(&slots[i], sizeof slots[i]));
+        }
+        dpif_bpf_format_actions(&out, slots, n);
+        printf("%"PRIu32": %s\n", n, ds_cstr(&out));
+        ds_destroy(&out);
+    }
+    return ok;
+}
+
+/* Translates the actions on each input line. */
 static void
 test_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -156,46 +190,120 @@ test_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
 
     ds_init(&in);
     while (!ds_get_test_line(&in, stdin)) {
-        struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
         struct ofpbuf actions;
-        uint32_t n = UINT32_MAX;
-        int error, check;
+        int error;
 
         ofpbuf_init(&actions, 0);
         error = odp_actions_from_string(ds_cstr(&in), NULL, &actions);
         if (error) {
             printf("parse error: %s\n", ovs_strerror(error));
             exit_code = 1;
-            goto next;
-        }
-
-        memset(slots, 0xcc, sizeof slots);
-        error = dpif_bpf_odp_to_actions(actions.data, actions.size,
-                                        slots, &n);
-        check = dpif_bpf_odp_check_actions(actions.data, actions.size);
-        if (check != (error == E2BIG ? 0 : error)) {
-            printf("check_actions disagrees: %s\n", error_name(check));
+        } else if (!print_translation(&actions)) {
             exit_code = 1;
         }
-        if (error) {
-            printf("%s\n", error_name(error));
-        } else {
-            struct ds out = DS_EMPTY_INITIALIZER;
-
-            ovs_assert(n <= OVS_BPF_MAX_ACTIONS);
-            for (uint32_t i = n; i < OVS_BPF_MAX_ACTIONS; i++) {
-                ovs_assert(is_all_zeros(&slots[i], sizeof slots[i]));
-            }
-            dpif_bpf_format_actions(&out, slots, n);
-            printf("%"PRIu32": %s\n", n, ds_cstr(&out));
-            ds_destroy(&out);
-        }
-
-    next:
         ofpbuf_uninit(&actions);
     }
     ds_destroy(&in);
     exit(exit_code);
+}
+
+static void
+put_hash(struct ofpbuf *b, uint32_t alg, uint32_t basis)
+{
+    struct ovs_action_hash hash = { .hash_alg = alg, .hash_basis = basis };
+
+    nl_msg_put_unspec(b, OVS_ACTION_ATTR_HASH, &hash, sizeof hash);
+}
+
+/* Actions that odp_actions_from_string() cannot parse (hash, MPLS, Ethernet
+ * push and pop), built
+ * here as Netlink attributes, with the ODP form in the output. */
+static void
+test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    int exit_code = 0;
+
+    for (int i = 0; ; i++) {
+        struct ovs_action_push_mpls mpls = {
+            .mpls_lse = htonl(10 << MPLS_LABEL_SHIFT | MPLS_BOS_MASK | 64),
+            .mpls_ethertype = htons(ETH_TYPE_MPLS),
+        };
+        struct ds s = DS_EMPTY_INITIALIZER;
+        struct ofpbuf b;
+        size_t ofs;
+
+        ofpbuf_init(&b, 0);
+        switch (i) {
+        case 0:
+            put_hash(&b, OVS_HASH_ALG_L4, 5);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 0x10);
+            break;
+        case 1:
+            /* Symmetric hash: userspace only. */
+            put_hash(&b, OVS_HASH_ALG_SYM_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
+        case 2:
+            /* Unknown algorithm. */
+            put_hash(&b, 7, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
+        case 3:
+            /* Recirculation in a clone with actions after it. */
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            put_hash(&b, OVS_HASH_ALG_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            nl_msg_end_nested(&b, ofs);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+            break;
+        case 4:
+            /* The same as the last action: fine. */
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            put_hash(&b, OVS_HASH_ALG_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            nl_msg_end_nested(&b, ofs);
+            break;
+        case 5:
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_MPLS, &mpls,
+                              sizeof mpls);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 6:
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                            htons(ETH_TYPE_IP));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 7: {
+            struct ovs_action_push_eth push_eth = {
+                .addresses = {
+                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+                },
+            };
+
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                              sizeof push_eth);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        }
+        case 8:
+            nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        default:
+            ofpbuf_uninit(&b);
+            exit(exit_code);
+        }
+
+        format_odp_actions(&s, b.data, b.size, NULL);
+        printf("%s -> ", ds_cstr(&s));
+        if (!print_translation(&b)) {
+            exit_code = 1;
+        }
+        ds_destroy(&s);
+        ofpbuf_uninit(&b);
+    }
 }
 
 /* Prints 'n' outputs, comma-separated, for the slot-limit tests. */
@@ -344,6 +452,7 @@ static const struct ovs_cmdl_command commands[] = {
     { "keys", NULL, 0, 0, test_keys, OVS_RO },
     { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
     { "actions", NULL, 0, 0, test_actions, OVS_RO },
+    { "built-actions", NULL, 0, 0, test_built_actions, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
     { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
       7, 7, test_send_downcall, OVS_RO },
@@ -359,7 +468,14 @@ test_dpif_bpf_odp_main(int argc, char *argv[])
     };
 
     set_program_name(argv[0]);
-    vlog_set_levels_from_string_assert("dpif_bpf_odp:console:off");
+
+    /* "-v..." options first, for debugging: e.g. -vdpif_bpf_odp:dbg shows
+     * why a flow is rejected. */
+    while (ctx.argc && !strncmp(ctx.argv[0], "-v", 2)) {
+        vlog_set_verbosity(ctx.argv[0][2] ? &ctx.argv[0][2] : NULL);
+        ctx.argc--;
+        ctx.argv++;
+    }
     ovs_cmdl_run_command(&ctx, commands);
 }
 
