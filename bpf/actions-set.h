@@ -215,7 +215,8 @@ ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
         return TC_ACT_SHOT;
     }
     if (bpf_skb_store_bytes(skb, s->l3_ofs + off, new, sizeof new, 0)
-        || ovs_bpf_l4_csum_pseudo16(skb, s, old, new) < 0) {
+        || (!(off == 24 && s->ipv6_rh)
+            && ovs_bpf_l4_csum_pseudo16(skb, s, old, new) < 0)) {
         return ovs_bpf_action_error();
     }
     __builtin_memcpy(off == 8 ? s->key.ipv6_src : s->key.ipv6_dst, new, 16);

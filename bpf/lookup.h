@@ -102,7 +102,10 @@ ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_flow *flow,
 
     __sync_fetch_and_add(&flow->stats.packets, 1);
     __sync_fetch_and_add(&flow->stats.bytes, bytes);
-    flow->stats.used_ns = bpf_ktime_get_ns();
+    /* CLOCK_MONOTONIC at jiffy resolution: OVS keeps "used" in
+     * milliseconds, and the coarse clock is a memory read where the
+     * precise one reads the clocksource on every packet. */
+    flow->stats.used_ns = bpf_ktime_get_coarse_ns();
     /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
     if (key->nw_proto == IPPROTO_TCP && key->tcp_flags) {
         __sync_fetch_and_or(&flow->stats.tcp_flags,

@@ -113,6 +113,11 @@ struct ovs_bpf_scratch {
     __u16 l3_ofs;
     __u16 l4_ofs;
 
+    /* The IPv6 header is followed by a routing header with segments left:
+     * the destination in the header is not the final one, so a change of
+     * it does not change the L4 checksum (as in OVS and the kernel). */
+    __u32 ipv6_rh;
+
     /* Actions of the current flow or downcall, copied at lookup time so
      * that a concurrent flow modification cannot change a packet in
      * flight. */

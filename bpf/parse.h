@@ -112,6 +112,17 @@ ovs_bpf_eth_type_vlan(__be16 type)
     return type == bpf_htons(ETH_P_8021Q) || type == bpf_htons(ETH_P_8021AD);
 }
 
+/* The IPv6 extension headers OVS steps over. */
+static __always_inline bool
+ovs_bpf_ipv6_is_ext(__u8 nw_proto)
+{
+    return nw_proto == OVS_BPF_IPPROTO_HOPOPTS
+           || nw_proto == OVS_BPF_IPPROTO_ROUTING
+           || nw_proto == OVS_BPF_IPPROTO_DSTOPTS
+           || nw_proto == IPPROTO_AH
+           || nw_proto == OVS_BPF_IPPROTO_FRAGMENT;
+}
+
 static __always_inline bool
 ovs_bpf_mac_is_zero(const __u8 *mac)
 {
@@ -294,6 +305,7 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
 
     s->l3_ofs = 0;
     s->l4_ofs = 0;
+    s->ipv6_rh = 0;
 
     /* OVS: a packet shorter than an Ethernet header has metadata only. */
     if (size < ETH_HLEN) {
@@ -432,11 +444,7 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         for (i = 0; i < OVS_BPF_MAX_IPV6_EXT; i++) {
             __u8 *ext;
 
-            if (nw_proto != OVS_BPF_IPPROTO_HOPOPTS
-                && nw_proto != OVS_BPF_IPPROTO_ROUTING
-                && nw_proto != OVS_BPF_IPPROTO_DSTOPTS
-                && nw_proto != IPPROTO_AH
-                && nw_proto != OVS_BPF_IPPROTO_FRAGMENT) {
+            if (!ovs_bpf_ipv6_is_ext(nw_proto)) {
                 break;
             }
             if (size < 8) {
@@ -466,6 +474,9 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
                 __u32 ext_len = nw_proto == IPPROTO_AH
                                 ? (ext[1] + 2) * 4 : (ext[1] + 1) * 8;
 
+                if (nw_proto == OVS_BPF_IPPROTO_ROUTING && ext[3]) {
+                    s->ipv6_rh = 1;
+                }
                 nw_proto = ext[0];
                 if (ext_len > size) {
                     goto out;
@@ -474,7 +485,7 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
                 size -= ext_len;
             }
         }
-        if (i == OVS_BPF_MAX_IPV6_EXT) {
+        if (i == OVS_BPF_MAX_IPV6_EXT && ovs_bpf_ipv6_is_ext(nw_proto)) {
             goto out;               /* Chain longer than we follow. */
         }
         key->ipv6_label = tc_flow & bpf_htonl(0x000fffff);
