@@ -148,10 +148,13 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
          * the flow cannot give a mix of old and new actions. */
         return ovs_bpf_output(skb, flow->actions[0].u.output.port, true);
     }
+    /* Userspace never writes more than OVS_BPF_MAX_ACTIONS; the clamp
+     * keeps the chain inside the scratch array whatever the map says. */
     if (n > OVS_BPF_MAX_ACTIONS) {
         n = OVS_BPF_MAX_ACTIONS;
     }
-    /* Copy only the slots in use. */
+    /* Copy only the slots in use (a loop the verifier bounds by the
+     * constant, with an early exit at n). */
     for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
         if (i >= n) {
             break;

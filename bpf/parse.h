@@ -343,6 +343,8 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         if (!ovs_bpf_eth_type_vlan(tag[0])) {
             break;
         }
+        /* Verifier: "& 1" is a no-op here (n_vlans < 2) that lets the
+         * verifier see the array index in bounds on every path. */
         key->vlans[n_vlans & 1].tpid = tag[0];
         key->vlans[n_vlans & 1].tci = tag[1] | bpf_htons(OVS_BPF_VLAN_CFI);
         n_vlans++;
