@@ -78,7 +78,7 @@ struct dpif_bpf_upcalls {
     struct upcall_handler *handlers OVS_GUARDED;
     uint32_t n_handlers OVS_GUARDED;
 
-    atomic_uint64_t n_lost;
+    atomic_uint64_t n_lost;     /* Dropped for a full handler queue. */
 };
 
 /* The handler that is consuming rings in this thread: libbpf's callbacks
@@ -108,13 +108,15 @@ upcall_sample_cb(void *ctx, int cpu OVS_UNUSED, void *data, uint32_t size)
     h->n_queued++;
 }
 
+/* The kernel reports here the records it could not write into a full ring.
+ * The BPF program already counted each of them in OVS_BPF_STAT_LOST when
+ * bpf_perf_event_output() failed, so they are only a coverage counter
+ * here. */
 static void
-upcall_lost_cb(void *ctx, int cpu OVS_UNUSED, unsigned long long cnt)
+upcall_lost_cb(void *ctx OVS_UNUSED, int cpu OVS_UNUSED,
+               unsigned long long cnt)
 {
-    struct dpif_bpf_upcalls *u = ctx;
-
     COVERAGE_ADD(dpif_bpf_upcall_lost, cnt);
-    atomic_add_relaxed(&u->n_lost, cnt, &(uint64_t) { 0 });
 }
 
 struct dpif_bpf_upcalls *

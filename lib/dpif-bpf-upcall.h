@@ -49,8 +49,9 @@ int dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *, uint32_t handler_id,
 void dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *, uint32_t handler_id);
 void dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *);
 
-/* Records the kernel could not write into a full ring (perf "lost" records)
- * plus records dropped because a handler's queue was full. */
+/* Records dropped because a handler's queue was full.  (Records that did
+ * not fit in a ring are counted by the BPF program itself, as
+ * OVS_BPF_STAT_LOST.) */
 uint64_t dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *);
 
 /* Turns the packet of 'up' (whose 'cap_len' bytes are at 'data') into

@@ -195,9 +195,6 @@ static struct shash dp_bpfs OVS_GUARDED_BY(dp_bpf_mutex)
 
 static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
                            const struct ovs_bpf_action *, uint32_t n_actions);
-static void dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
-                                     bool steal, const struct nlattr *actions,
-                                     size_t actions_len);
 static void dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *)
     OVS_REQUIRES(dp->mutex);
 static void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
@@ -233,7 +230,8 @@ rtnl_put_ifinfomsg(struct ofpbuf *msg, int ifindex, unsigned int flags,
     ifi->ifi_change = change;
 }
 
-/* Creates the veth pair 'name' <-> 'peer', with 'peer' up. */
+/* Creates the veth pair 'name' <-> 'peer', both down.  (The peer cannot be
+ * created up: veth refuses to open a device before its pair is complete.) */
 static int
 veth_create(const char *name, const char *peer)
 {
@@ -250,7 +248,7 @@ veth_create(const char *name, const char *peer)
     nl_msg_put_string(&msg, IFLA_INFO_KIND, "veth");
     data = nl_msg_start_nested(&msg, IFLA_INFO_DATA);
     peer_ofs = nl_msg_start_nested(&msg, VETH_INFO_PEER);
-    rtnl_put_ifinfomsg(&msg, 0, IFF_UP, IFF_UP);
+    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
     nl_msg_put_string(&msg, IFLA_IFNAME, peer);
     nl_msg_end_nested(&msg, peer_ofs);
     nl_msg_end_nested(&msg, data);
@@ -658,12 +656,6 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
 /* Ports.                                                             */
 /* ------------------------------------------------------------------ */
 
-static uint32_t
-hash_odp_port(odp_port_t port_no)
-{
-    return hash_int(odp_to_u32(port_no), 0);
-}
-
 static struct dp_bpf_port *
 dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
     OVS_REQUIRES(dp->mutex)
@@ -778,6 +770,14 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         link_disable_ipv6(port->peer_name);
         port->ifindex = if_nametoindex(name);
         port->attach_ifindex = if_nametoindex(port->peer_name);
+        /* The hidden end is always up, the visible end is up when the user
+         * brings it up, as with the kernel datapath's internal devices. */
+        error = port->attach_ifindex ? link_set_up(port->attach_ifindex) : 0;
+        if (error) {
+            VLOG_WARN("%s: cannot bring %s up (%s)", dp->name,
+                      port->peer_name, ovs_strerror(error));
+            goto error;
+        }
     } else {
         port->ifindex = port->attach_ifindex = if_nametoindex(name);
     }
@@ -1612,17 +1612,97 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
     dp_packet_delete_batch(batch, should_steal);
 }
 
-static void
+/* Returns true if the set actions among 'actions' (of 'len' bytes) only set
+ * headers that the packet whose flow is 'flow' has.  The kernel datapath
+ * refuses the other ones (EINVAL), as we do, and odp_execute_actions()
+ * assumes that the headers are there. */
+static bool
+set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
+                       size_t len)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, actions, len) {
+        int type = nl_attr_type(a);
+        bool ok = true;
+
+        if (type == OVS_ACTION_ATTR_CLONE) {
+            ok = set_actions_fit_packet(flow, nl_attr_get(a),
+                                        nl_attr_get_size(a));
+        } else if (type == OVS_ACTION_ATTR_SET
+                   || type == OVS_ACTION_ATTR_SET_MASKED) {
+            const struct nlattr *key = nl_attr_get(a);
+            bool ip = is_ip_any(flow) && !(flow->nw_frag & FLOW_NW_FRAG_LATER);
+
+            switch (nl_attr_type(key)) {
+            case OVS_KEY_ATTR_IPV4:
+                ok = flow->dl_type == htons(ETH_TYPE_IP);
+                break;
+            case OVS_KEY_ATTR_IPV6:
+                ok = flow->dl_type == htons(ETH_TYPE_IPV6);
+                break;
+            case OVS_KEY_ATTR_TCP:
+                ok = ip && flow->nw_proto == IPPROTO_TCP;
+                break;
+            case OVS_KEY_ATTR_UDP:
+                ok = ip && flow->nw_proto == IPPROTO_UDP;
+                break;
+            case OVS_KEY_ATTR_SCTP:
+                ok = ip && flow->nw_proto == IPPROTO_SCTP;
+                break;
+            case OVS_KEY_ATTR_ICMP:
+                ok = ip && flow->nw_proto == IPPROTO_ICMP
+                     && flow->dl_type == htons(ETH_TYPE_IP);
+                break;
+            case OVS_KEY_ATTR_ICMPV6:
+                ok = ip && flow->nw_proto == IPPROTO_ICMPV6
+                     && flow->dl_type == htons(ETH_TYPE_IPV6);
+                break;
+            case OVS_KEY_ATTR_ARP:
+                ok = (flow->dl_type == htons(ETH_TYPE_ARP)
+                      || flow->dl_type == htons(ETH_TYPE_RARP));
+                break;
+            case OVS_KEY_ATTR_ND:
+            case OVS_KEY_ATTR_ND_EXTENSIONS:
+                ok = is_nd(flow, NULL);
+                break;
+            default:
+                break;
+            }
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
+ * cannot run.  Returns EINVAL (and does nothing) if the actions set headers
+ * that the packet does not have. */
+static int
 dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
                          bool steal, const struct nlattr *actions,
                          size_t actions_len)
 {
     struct dp_packet_batch batch;
+    struct flow flow;
+
+    /* odp_execute_actions() needs the header offsets. */
+    flow_extract(packet, &flow);
+    if (!set_actions_fit_packet(&flow, actions, actions_len)) {
+        if (steal) {
+            dp_packet_delete(packet);
+        }
+        return EINVAL;
+    }
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
     dp_packet_batch_init_packet(&batch, packet);
     odp_execute_actions(dp, &batch, steal, actions, actions_len,
                         dp_bpf_execute_cb);
+    return 0;
 }
 
 static int
@@ -1639,9 +1719,9 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
     error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
                                     slots, &n_slots);
     if (error == E2BIG) {
-        dp_bpf_execute_userspace(dp, execute->packet, false,
-                                 execute->actions, execute->actions_len);
-        return 0;
+        return dp_bpf_execute_userspace(dp, execute->packet, false,
+                                        execute->actions,
+                                        execute->actions_len);
     } else if (error) {
         return error;
     } else if (!n_slots) {
