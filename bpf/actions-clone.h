@@ -176,7 +176,8 @@ ovs_bpf_act_sample__(struct __sk_buff *skb)
     }
     n = a->u.nested.n_actions;
     p = a->u.nested.probability;
-    if (p != 0xffffffff && bpf_get_prandom_u32() > p) {
+    /* As the kernel datapath: 0 never samples, UINT32_MAX always. */
+    if (p != 0xffffffff && (!p || bpf_get_prandom_u32() > p)) {
         return ovs_bpf_run_actions(skb, s, idx + 1 + n);
     }
     return ovs_bpf_clone_start(skb, s, idx, n);
