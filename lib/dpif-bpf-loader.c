@@ -181,18 +181,6 @@ remove_pins(const char *dir)
     rmdir(dir);
 }
 
-/* Removes the pins that a previous ovs-vswitchd left for 'dp_name' (if it
- * was killed before it could clean up).  They only keep the old maps alive:
- * nothing uses them any more once the programs that used them are gone. */
-void
-dpif_bpf_obj_remove_stale_pins(const char *dp_name)
-{
-    char *dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, dp_name);
-
-    remove_pins(dir);
-    free(dir);
-}
-
 /* Reads the ABI version compiled into the object: the .rodata variable
  * 'ovs_bpf_abi_version', found through the object's BTF. */
 static int
@@ -374,7 +362,9 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                             ovs_strerror(error));
         goto error;
     }
-    o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, dp_name);
+    o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
+    /* Pins that a killed ovs-vswitchd left behind only keep its old maps
+     * alive: nothing uses them any more. */
     remove_pins(o->pin_dir);
     if (mkdir(o->pin_dir, 0700)) {
         error = errno;

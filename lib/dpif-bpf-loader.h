@@ -21,7 +21,7 @@
  *
  * One 'struct dpif_bpf_obj' per datapath: the object file
  * bpf/datapath.bpf.o opened and loaded, its maps pinned below
- * /sys/fs/bpf/ovs-bpf/<datapath>/ (so that bpftool and tests can inspect
+ * /sys/fs/bpf/ovs-bpf/<pin_name>/ (so that bpftool and tests can inspect
  * them), the 'tailcalls' program array filled with the action programs, and
  * helpers to attach the ingress and downcall programs at the TC ingress hook
  * of a device.
@@ -43,6 +43,7 @@
 
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of the flow table. */
+    const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
 };
 
 /* The loaded object of one datapath.  The fds belong to the object. */
@@ -70,8 +71,6 @@ int dpif_bpf_obj_load(const char *dp_name,
                       const struct dpif_bpf_obj_config *,
                       struct dpif_bpf_obj **objp, char **errorp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *);
-
-void dpif_bpf_obj_remove_stale_pins(const char *dp_name);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named
  * 'devname', for messages).  '*created_qdisc' tells whether the clsact qdisc

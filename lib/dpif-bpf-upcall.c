@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "coverage.h"
+#include "csum.h"
 #include "dp-packet.h"
 #include "dpif.h"
 #include "dpif-bpf-odp.h"
@@ -44,6 +45,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_upcall);
 COVERAGE_DEFINE(dpif_bpf_upcall_lost);
 COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_upcall_queue_full);
+COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
 
 /* Pages of each per-CPU ring (a power of 2): 1 MiB with 4 kiB pages, room
  * for a few hundred full-sized packets per CPU. */
@@ -306,9 +308,70 @@ dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *u)
     return n;
 }
 
+/* A packet sent by a local socket (on a veth, for instance) usually has
+ * CHECKSUM_PARTIAL: its TCP or UDP checksum field holds only the folded sum
+ * of the pseudo-header, and the device or whoever forwards the packet is to
+ * complete it.  TC sees such packets as they are, and the perf record keeps
+ * no trace of skb->ip_summed, so a packet that goes up and is sent back down
+ * through the TAP would arrive with a wrong checksum.  Complete the checksum
+ * of a packet whose field has exactly that partial value (and is not already
+ * a valid checksum): a packet that arrived with some other wrong checksum is
+ * left alone. */
+static void
+complete_partial_csum(struct dp_packet *packet, const struct flow *flow)
+{
+    size_t l4_size = dp_packet_l4_size(packet);
+    ovs_be16 *field;
+    uint32_t pseudo;
+    void *l4;
+
+    if (flow->nw_frag || !dp_packet_l3(packet)
+        || !(l4 = dp_packet_l4(packet))) {
+        return;
+    }
+    if (flow->nw_proto == IPPROTO_TCP && l4_size >= TCP_HEADER_LEN) {
+        field = &((struct tcp_header *) l4)->tcp_csum;
+    } else if (flow->nw_proto == IPPROTO_UDP && l4_size >= UDP_HEADER_LEN) {
+        field = &((struct udp_header *) l4)->udp_csum;
+    } else {
+        return;
+    }
+
+    if (flow->dl_type == htons(ETH_TYPE_IP)) {
+        const struct ip_header *ip = dp_packet_l3(packet);
+
+        /* The pseudo-header has the L4 length from the IP header. */
+        if (ntohs(ip->ip_tot_len) - IP_IHL(ip->ip_ihl_ver) * 4 != l4_size
+            || (flow->nw_proto == IPPROTO_UDP && !*field)) {
+            return;
+        }
+        pseudo = packet_csum_pseudoheader(ip);
+    } else if (flow->dl_type == htons(ETH_TYPE_IPV6)) {
+        const struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+
+        if ((char *) l4 - (char *) ip6 != sizeof *ip6) {
+            return;             /* Extension headers: leave it. */
+        }
+        pseudo = packet_csum_pseudoheader6(ip6);
+    } else {
+        return;
+    }
+
+    if (*field != (ovs_be16) ~csum_finish(pseudo)
+        || !csum_finish(csum_continue(pseudo, l4, l4_size))) {
+        return;
+    }
+    *field = 0;
+    *field = csum_finish(csum_continue(pseudo, l4, l4_size));
+    if (flow->nw_proto == IPPROTO_UDP && !*field) {
+        *field = htons(0xffff);
+    }
+    COVERAGE_INC(dpif_bpf_upcall_csum_completed);
+}
+
 void
 dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
-                       struct dp_packet *packet)
+                       struct dp_packet *packet, struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
 
@@ -330,6 +393,11 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     md->dp_hash = up->dp_hash;
     md->skb_priority = up->skb_priority;
     md->pkt_mark = up->skb_mark;
+
+    flow_extract(packet, flow);
+    if (up->cap_len == up->pkt_len) {
+        complete_partial_csum(packet, flow);
+    }
 }
 
 int
@@ -352,8 +420,7 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
         return EINVAL;
     }
 
-    dpif_bpf_upcall_packet(up, data, &upcall->packet);
-    flow_extract(&upcall->packet, &flow);
+    dpif_bpf_upcall_packet(up, data, &upcall->packet, &flow);
 
     memset(&parms, 0, sizeof parms);
     parms.flow = &flow;

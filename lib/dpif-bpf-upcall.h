@@ -32,6 +32,7 @@
 #include "bpf/datapath-abi.h"
 
 struct dp_packet;
+struct flow;
 struct dpif_upcall;
 struct ofpbuf;
 
@@ -56,9 +57,11 @@ uint64_t dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *);
 
 /* Turns the packet of 'up' (whose 'cap_len' bytes are at 'data') into
  * 'packet', initializing it: the VLAN tag that the kernel had moved into
- * skb metadata is pushed back and the packet metadata is set from 'up'. */
+ * skb metadata is pushed back, the packet metadata is set from 'up', a
+ * checksum left partial by the sender is completed, and the flow is
+ * extracted into 'flow'. */
 void dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
-                            struct dp_packet *packet);
+                            struct dp_packet *packet, struct flow *flow);
 
 /* Translates the record 'up' (with its packet at 'data') into 'upcall' for
  * 'dpif_recv()': packet, flow key, ufid, type and userdata.  The key and

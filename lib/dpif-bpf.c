@@ -159,6 +159,11 @@ struct dp_bpf {
     struct dpif_bpf_obj *obj;
     uint8_t secret[OVS_BPF_SECRET_LEN];
 
+    /* Names of the kernel objects of this datapath: the TAP device, the pin
+     * directory and the hidden ends of internal ports are named after the
+     * datapath and, if set, the OVS_BPF_INSTANCE environment variable. */
+    char *instance;
+
     /* Downcall TAP device. */
     int tap_fd;
     int tap_ifindex;
@@ -323,8 +328,10 @@ tap_open(struct dp_bpf *dp)
     ovs_strzcpy(ifr.ifr_name, dp->tap_name, sizeof ifr.ifr_name);
     if (ioctl(dp->tap_fd, TUNSETIFF, &ifr) < 0) {
         error = errno;
-        VLOG_ERR("%s: cannot create TAP device %s (%s)", dp->name,
-                 dp->tap_name, ovs_strerror(error));
+        VLOG_ERR("%s: cannot create TAP device %s (%s)%s", dp->name,
+                 dp->tap_name, ovs_strerror(error),
+                 error == EBUSY ? ": is another ovs-vswitchd running this "
+                                  "datapath?" : "");
         goto error;
     }
 
@@ -378,7 +385,9 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     struct dpif_bpf_obj_config cfg = {
         .flow_table_size = DP_BPF_FLOW_TABLE_SIZE,
     };
+    const char *instance = getenv("OVS_BPF_INSTANCE");
     struct dp_bpf *dp;
+    char *pin_name;
     char *errmsg;
     int error;
 
@@ -395,13 +404,14 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     dp->port_seq = seq_create();
     dp->flow_limit = DP_BPF_FLOW_TABLE_SIZE;
     dp->max_masks = OVS_BPF_MAX_MASKS;
-    snprintf(dp->tap_name, sizeof dp->tap_name, "%.11s-dc", name);
-
-    error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
-    if (error) {
-        free(errmsg);
-        goto error;
-    }
+    /* Several ovs-vswitchd on one host (test sandboxes) need distinct
+     * names; the instance is short so that the TAP name fits IFNAMSIZ. */
+    dp->instance = xasprintf("%.4s", instance ? instance : "");
+    snprintf(dp->tap_name, sizeof dp->tap_name, "%.7s-dc%s", name,
+             dp->instance);
+    pin_name = xasprintf("%s%s%s", name, dp->instance[0] ? "-" : "",
+                         dp->instance);
+    cfg.pin_name = pin_name;
 
     if (getrandom(dp->secret, sizeof dp->secret, 0) != sizeof dp->secret) {
         error = errno ? errno : EIO;
@@ -410,8 +420,20 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         goto error;
     }
 
+    /* The TAP first: its name is per datapath and the kernel lets only one
+     * process hold it, so a datapath of the same name that another
+     * ovs-vswitchd runs makes this fail before it could touch that
+     * datapath's pinned maps. */
     error = tap_open(dp);
     if (error) {
+        goto error;
+    }
+
+    error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
+    free(pin_name);
+    pin_name = NULL;
+    if (error) {
+        free(errmsg);
         goto error;
     }
     error = dpif_bpf_tc_attach(dp->tap_ifindex, dp->tap_name,
@@ -437,6 +459,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     return 0;
 
 error:
+    free(pin_name);
     dp_bpf_free(dp);
     return error;
 }
@@ -476,6 +499,7 @@ dp_bpf_free(struct dp_bpf *dp)
     hmap_destroy(&dp->flows_by_tkey);
     ovs_rwlock_destroy(&dp->upcall_rwlock);
     ovs_mutex_destroy(&dp->mutex);
+    free(dp->instance);
     free(dp->name);
     free(dp);
 }
@@ -755,7 +779,8 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
 
     if (!strcmp(type, "internal")) {
         port->peer_name = xasprintf("ovsbpf%08"PRIx32,
-                                    hash_string(name, 0));
+                                    hash_string(name,
+                                                hash_string(dp->instance, 0)));
         /* A veth pair that a killed ovs-vswitchd left behind. */
         link_delete(port->peer_name);
         error = veth_create(name, port->peer_name);
@@ -1813,8 +1838,9 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
 
     if (flow) {
         struct dp_packet *packet = xmalloc(sizeof *packet);
+        struct flow pkt_flow;
 
-        dpif_bpf_upcall_packet(up, data, packet);
+        dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
         dp_bpf_execute_userspace(dp, packet, true, actions, actions_len);
         free(actions);
     }
