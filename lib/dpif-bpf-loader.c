@@ -81,8 +81,8 @@ static const char *const tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
  * libbpf reports conditions that are normal for us at its WARN level (for
  * example the netlink "Exclusivity flag on" message when a clsact qdisc
  * already exists), and OVS's system tests fail on any WARN in the log, so
- * every libbpf message goes to DBG.  While an object is being loaded, the
- * messages are also collected in 'load_log', so that the verifier's message
+ * every libbpf message goes to DBG.  While an object is being loaded, its
+ * warnings are also collected in 'load_log', so that the verifier's message
  * of a failed load can be logged at ERR with the error.
  *
  * libbpf's print hook is global to the process and netdev-afxdp installs its
@@ -93,10 +93,12 @@ static struct ds load_log OVS_GUARDED_BY(libbpf_mutex)
 static bool capturing OVS_GUARDED_BY(libbpf_mutex);
 
 static int
-libbpf_print_cb(enum libbpf_print_level level OVS_UNUSED,
-                const char *format, va_list args)
+libbpf_print_cb(enum libbpf_print_level level, const char *format,
+                va_list args)
 {
-    if (capturing) {
+    /* libbpf reports failures, the verifier's log included, at its WARN
+     * level; the rest of a load's log is only noise next to them. */
+    if (capturing && level == LIBBPF_WARN) {
         va_list args2;
 
         va_copy(args2, args);
