@@ -100,10 +100,12 @@ ovs_bpf_act_hash__(struct __sk_buff *skb)
 
 #pragma unroll
         for (i = 0; i < 16; i += 4) {
-            addrs ^= *(__u32 *) (k->ipv6_src + i) ^ *(__u32 *) (k->ipv6_dst + i);
+            addrs ^= *(__u32 *) (k->ipv6_src + i)
+                     ^ *(__u32 *) (k->ipv6_dst + i);
         }
         h = ovs_bpf_hash_finish(addrs ^ bpf_ntohs(k->eth_type));
-        h = ovs_bpf_hash_finish(h ^ (k->tp_src ^ k->tp_dst) ^ (k->nw_proto << 16));
+        h = ovs_bpf_hash_finish(h ^ (k->tp_src ^ k->tp_dst)
+                                ^ (k->nw_proto << 16));
     } else {
         h = bpf_get_hash_recalc(skb);
     }

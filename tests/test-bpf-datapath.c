@@ -712,7 +712,8 @@ test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * the addresses only, as for a malformed chain. */
     ds_put_cstr(&hex, ETH "86dd 60000000 0050 3c 40 " IP6A);
     for (i = 0; i < 9; i++) {
-        ds_put_cstr(&hex, i < 8 ? "3c00 0000 00000000 " : "1100 0000 00000000 ");
+        ds_put_cstr(&hex, (i < 8 ? "3c00 0000 00000000 "
+                           : "1100 0000 00000000 "));
     }
     ds_put_cstr(&hex, UDP);
     parse_hex("ipv6-9-ext", ds_cstr(&hex), &pkt, &bkey);
@@ -728,7 +729,8 @@ test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ds_clear(&hex);
     ds_put_cstr(&hex, ETH "86dd 60000000 0048 3c 40 " IP6A);
     for (i = 0; i < 8; i++) {
-        ds_put_cstr(&hex, i < 7 ? "3c00 0000 00000000 " : "1100 0000 00000000 ");
+        ds_put_cstr(&hex, (i < 7 ? "3c00 0000 00000000 "
+                           : "1100 0000 00000000 "));
     }
     ds_put_cstr(&hex, UDP);
     parse_hex("ipv6-8-ext", ds_cstr(&hex), &pkt, &bkey);
