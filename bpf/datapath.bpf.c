@@ -49,6 +49,10 @@
  * with. */
 const volatile __u32 ovs_bpf_abi_version = OVS_BPF_ABI_VERSION;
 
+/* Set by the loader to OVS's flow_vlan_limit before loading: see
+ * bpf/parse.h. */
+const volatile __u32 ovs_bpf_vlan_limit = 2;
+
 SEC("tc")
 int
 ovs_bpf_ingress(struct __sk_buff *skb)

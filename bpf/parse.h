@@ -67,6 +67,15 @@
 #define OVS_BPF_MAX_IPV6_EXT 8
 #define OVS_BPF_MAX_ND_OPTS 16
 
+/* The number of VLAN headers the parser decodes (1 or 2; 0 means 2): OVS's
+ * flow_vlan_limit (other_config:vlan-limit, 1 by default), which
+ * ovs-vswitchd's flow_extract() applies to the packets it receives in
+ * upcalls.  The BPF key must decode as many tags, or the megaflows
+ * installed for multi-tagged packets would never match in BPF.  A .rodata
+ * constant (defined in datapath.bpf.c) that the loader sets before loading
+ * the object, so that the verifier prunes the branch not taken. */
+extern const volatile __u32 ovs_bpf_vlan_limit;
+
 /* Bytes bpf_skb_pull_data() makes linear when the headers were not. */
 #define OVS_BPF_PARSE_PULL_LEN (OVS_BPF_PARSE_MAX_OFF + 128)
 
@@ -296,6 +305,7 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         .data_end = (void *) (long) skb->data_end,
         .need_pull = false,
     };
+    int vlan_limit = ovs_bpf_vlan_limit == 1 ? 1 : 2;
     __u32 size = skb->len;
     __u32 off = 12;
     __be16 eth_type;
@@ -333,7 +343,7 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     for (i = 0; i < 2; i++) {
         __be16 *tag;
 
-        if (n_vlans >= 2 || size < 6) {
+        if (n_vlans >= vlan_limit || size < 6) {
             break;
         }
         tag = ovs_bpf_pkt_ptr(&p, off, 4);

@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/datapath-abi.h"
@@ -101,6 +102,7 @@ static int ingress_fd, downcall_fd;
 static int n_cpus;
 static int test_cpu;
 static int n_failures;
+static uint32_t vlan_limit;     /* Nonzero: .rodata ovs_bpf_vlan_limit. */
 
 /* Upcalls received through the perf ring. */
 struct upcall_rec {
@@ -158,6 +160,38 @@ prog_fd(const char *name)
     struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
 
     return prog ? bpf_program__fd(prog) : -1;
+}
+
+/* Returns a pointer to the .rodata variable 'name' of the opened (not yet
+ * loaded) object, which may be written until the object is loaded: this
+ * is how the loader sets ovs_bpf_vlan_limit. */
+static void *
+rodata_var(const char *name, size_t size)
+{
+    struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+    struct btf *btf = bpf_object__btf(obj);
+    const struct btf_var_secinfo *vsi;
+    const struct btf_type *sec;
+    uint8_t *data;
+    size_t data_size;
+    int id, i;
+
+    id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+    if (!map || id < 0) {
+        ovs_fatal(0, "no .rodata in the object");
+    }
+    data = bpf_map__initial_value(map, &data_size);
+    sec = btf__type_by_id(btf, id);
+    vsi = btf_var_secinfos(sec);
+    for (i = 0; i < btf_vlen(sec); i++, vsi++) {
+        const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+
+        if (!strcmp(btf__name_by_offset(btf, var->name_off), name)
+            && vsi->size == size && vsi->offset + size <= data_size) {
+            return data + vsi->offset;
+        }
+    }
+    ovs_fatal(0, ".rodata has no %"PRIuSIZE"-byte variable %s", size, name);
 }
 
 /* Brings up the loopback of the test's network namespace, the only device
@@ -261,6 +295,9 @@ dp_open(const char *path)
     err = libbpf_get_error(obj);
     if (err) {
         ovs_fatal(-err, "%s: open failed", path);
+    }
+    if (vlan_limit) {
+        *(uint32_t *) rodata_var("ovs_bpf_vlan_limit", 4) = vlan_limit;
     }
     err = bpf_object__load(obj);
     if (err) {
@@ -652,6 +689,11 @@ test_parse(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ofpbuf pkt;
     size_t i;
 
+    /* Both parsers decode as many VLAN tags: 2 (OVS's own default, which
+     * ovs-vswitchd lowers to other_config:vlan-limit) or, for the
+     * "parse-vlan-limit-1" case, 1. */
+    flow_limit_vlans(vlan_limit ? vlan_limit : FLOW_MAX_VLAN_HEADERS);
+
     ofpbuf_init(&pkt, 0);
     set_n_masks(0);
     for (i = 0; i < ARRAY_SIZE(parse_cases); i++) {
@@ -669,6 +711,12 @@ test_parse(struct ovs_cmdl_context *ctx OVS_UNUSED)
                   && bkey.ipv4_src == htonl(0x0a000001)
                   && bkey.in_port == IN_PORT,
                   "ipv4-tcp: literal fields");
+        } else if (!strcmp(c->name, "qinq-udp") && vlan_limit == 1) {
+            CHECK(bkey.vlans[0].tpid == htons(0x88a8)
+                  && bkey.vlans[0].tci == htons(0x10c8)
+                  && !bkey.vlans[1].tpid && !bkey.vlans[1].tci
+                  && bkey.eth_type == htons(0x8100) && !bkey.tp_dst,
+                  "qinq-udp, vlan limit 1: literal fields");
         } else if (!strcmp(c->name, "qinq-udp")) {
             CHECK(bkey.vlans[0].tpid == htons(0x88a8)
                   && bkey.vlans[0].tci == htons(0x10c8)
@@ -1824,6 +1872,7 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
 static const struct ovs_cmdl_command commands[] = {
     {"load", "[object]", 0, 1, test_load, OVS_RO},
     {"parse", "[object]", 0, 1, test_parse, OVS_RO},
+    {"parse-vlan-limit-1", "[object]", 0, 1, test_parse, OVS_RO},
     {"parse-limits", "[object]", 0, 1, test_parse_limits, OVS_RO},
     {"upcall", "[object]", 0, 1, test_upcall, OVS_RO},
     {"lookup", "[object]", 0, 1, test_lookup, OVS_RO},
@@ -1851,6 +1900,9 @@ test_bpf_datapath_main(int argc, char *argv[])
     set_program_name(argv[0]);
     if (argc < 2) {
         ovs_fatal(0, "usage: %s CASE [OBJECT]", argv[0]);
+    }
+    if (!strcmp(argv[1], "parse-vlan-limit-1")) {
+        vlan_limit = 1;
     }
     dp_open(argc > 2 ? argv[2] : NULL);
     ovs_cmdl_run_command(&ctx, commands);
