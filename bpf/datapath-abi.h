@@ -59,6 +59,17 @@
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
 
+/* .rodata constants of the object (__u32 each).  The loader reads the
+ * first to check the ABI version, and should set the second, before
+ * loading the object, to OVS's flow_vlan_limit (1 unless
+ * other_config:vlan-limit says otherwise): the number of VLAN tags the BPF
+ * parser decodes must equal the number flow_extract() decodes for the
+ * upcalled packets, or megaflows of multi-tagged packets never match in
+ * BPF.  The object's default is 2.  (lib: bpf_map__initial_value() of the
+ * ".rodata" map, at the variable's offset in the BTF datasec.) */
+#define OVS_BPF_RODATA_ABI_VERSION "ovs_bpf_abi_version"
+#define OVS_BPF_RODATA_VLAN_LIMIT  "ovs_bpf_vlan_limit"
+
 /* ------------------------------------------------------------------ */
 /* Flow key.                                                          */
 /* ------------------------------------------------------------------ */
