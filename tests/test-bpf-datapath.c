@@ -180,7 +180,7 @@ rodata_var(const char *name, size_t size)
     if (!map || id < 0) {
         ovs_fatal(0, "no .rodata in the object");
     }
-    data = bpf_map__initial_value(map, &data_size);
+    data = CONST_CAST(uint8_t *, bpf_map__initial_value(map, &data_size));
     sec = btf__type_by_id(btf, id);
     vsi = btf_var_secinfos(sec);
     for (i = 0; i < btf_vlen(sec); i++, vsi++) {
@@ -297,7 +297,7 @@ dp_open(const char *path)
         ovs_fatal(-err, "%s: open failed", path);
     }
     if (vlan_limit) {
-        *(uint32_t *) rodata_var("ovs_bpf_vlan_limit", 4) = vlan_limit;
+        *(uint32_t *) rodata_var(OVS_BPF_RODATA_VLAN_LIMIT, 4) = vlan_limit;
     }
     err = bpf_object__load(obj);
     if (err) {
@@ -480,6 +480,15 @@ ovs_key(const struct ofpbuf *pkt, uint32_t in_port,
 }
 
 static void
+print_in6(struct ds *s, const uint8_t bytes[16])
+{
+    struct in6_addr addr;
+
+    memcpy(&addr, bytes, sizeof addr);
+    ipv6_format_addr(&addr, s);
+}
+
+static void
 print_key(const char *title, const struct ovs_bpf_flow_key *k)
 {
     struct ds s = DS_EMPTY_INITIALIZER;
@@ -495,9 +504,9 @@ print_key(const char *title, const struct ovs_bpf_flow_key *k)
                   ntohs(k->vlans[1].tpid), ntohs(k->vlans[1].tci));
     ds_put_format(&s, "    ipv4 "IP_FMT" > "IP_FMT" ipv6 ",
                   IP_ARGS(k->ipv4_src), IP_ARGS(k->ipv4_dst));
-    ipv6_format_addr((const struct in6_addr *) k->ipv6_src, &s);
+    print_in6(&s, k->ipv6_src);
     ds_put_cstr(&s, " > ");
-    ipv6_format_addr((const struct in6_addr *) k->ipv6_dst, &s);
+    print_in6(&s, k->ipv6_dst);
     ds_put_format(&s, " label=%#x\n    proto=%u tos=%#x ttl=%u frag=%u "
                   "tp=%u>%u tcp_flags=%#x\n", ntohl(k->ipv6_label),
                   k->nw_proto, k->nw_tos, k->nw_ttl, k->nw_frag,
@@ -505,7 +514,7 @@ print_key(const char *title, const struct ovs_bpf_flow_key *k)
     ds_put_format(&s, "    sha="ETH_ADDR_FMT" tha="ETH_ADDR_FMT" nd_target=",
                   ETH_ADDR_BYTES_ARGS(k->arp_sha),
                   ETH_ADDR_BYTES_ARGS(k->arp_tha));
-    ipv6_format_addr((const struct in6_addr *) k->nd_target, &s);
+    print_in6(&s, k->nd_target);
     fprintf(stderr, "%s\n", ds_cstr(&s));
     ds_destroy(&s);
 }
@@ -1209,9 +1218,10 @@ fix_checksums(struct ofpbuf *pkt)
 
         partial = csum_add32(partial, htonl(flow.nw_proto));
         partial = csum_add32(partial, htonl(l4_len));
-        l4_csum = (ovs_be16 *) ((uint8_t *) dp_packet_l4(p)
+        l4_csum = ALIGNED_CAST(ovs_be16 *,
+                               ((uint8_t *) dp_packet_l4(p)
                                 + (flow.nw_proto == IPPROTO_TCP ? 16
-                                   : flow.nw_proto == IPPROTO_UDP ? 6 : 2));
+                                   : flow.nw_proto == IPPROTO_UDP ? 6 : 2)));
         *l4_csum = 0;
         *l4_csum = csum_finish(csum_continue(partial, dp_packet_l4(p),
                                              l4_len));
