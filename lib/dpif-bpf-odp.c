@@ -595,11 +595,15 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
     case OVS_KEY_ATTR_SCTP:
     case OVS_KEY_ATTR_ARP:
     case OVS_KEY_ATTR_ND:
-    case OVS_KEY_ATTR_ND_EXTENSIONS:
         /* odp_execute_actions() rewrites these (SCTP needs a CRC32c over
          * the whole packet): ovs-vswitchd runs such flows. */
         x->userspace_only = true;
         return 0;
+
+    case OVS_KEY_ATTR_ND_EXTENSIONS:
+        /* ofproto probes with this action whether the datapath has the ND
+         * extension fields, which the BPF flow key does not have. */
+        return EINVAL;
 
     case OVS_KEY_ATTR_ICMP:
     case OVS_KEY_ATTR_ICMPV6:

@@ -128,6 +128,10 @@ void dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
  *                               the SET_* slot with an all-ones mask
  *   set(sctp|arp|nd|icmp), set_masked(sctp|arp|nd)
  *                               E2BIG (odp-execute rewrites them)
+ *   set(nd_ext), set_masked(nd_ext)
+ *                               EINVAL (ofproto's probe for the ND
+ *                               extension match fields, which the BPF key
+ *                               does not have)
  *   set_masked(ipv6)            up to three slots: SET_IPV6_SRC,
  *                               SET_IPV6_DST, SET_IPV6_MISC (only those
  *                               whose mask is not zero)
