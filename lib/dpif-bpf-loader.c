@@ -183,32 +183,33 @@ remove_pins(const char *dir)
     rmdir(dir);
 }
 
-/* Reads the ABI version compiled into the object: the .rodata variable
- * 'ovs_bpf_abi_version', found through the object's BTF. */
+/* Finds the __u32 .rodata variable 'name' of 'obj' through the object's BTF.
+ * On success stores the .rodata map in '*mapp' and the variable's offset in
+ * it in '*offsetp' and returns 0. */
 static int
-read_abi_version(struct bpf_object *obj, uint32_t *version)
+rodata_find_u32(struct bpf_object *obj, const char *name,
+                struct bpf_map **mapp, size_t *offsetp)
 {
     const struct btf_var_secinfo *vsi;
     const struct btf_type *sec;
     struct bpf_map *rodata = NULL;
     struct bpf_map *map;
-    const void *data;
     struct btf *btf;
     size_t size;
     int id;
 
     bpf_object__for_each_map (map, obj) {
-        const char *name = bpf_map__name(map);
-        size_t len = strlen(name);
+        const char *map_name = bpf_map__name(map);
+        size_t len = strlen(map_name);
 
         if (bpf_map__is_internal(map) && len >= 7
-            && !strcmp(name + len - 7, ".rodata")) {
+            && !strcmp(map_name + len - 7, ".rodata")) {
             rodata = map;
             break;
         }
     }
     btf = bpf_object__btf(obj);
-    if (!rodata || !btf) {
+    if (!rodata || !btf || !bpf_map__initial_value(rodata, &size)) {
         return ENOENT;
     }
     id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
@@ -216,23 +217,58 @@ read_abi_version(struct bpf_object *obj, uint32_t *version)
         return ENOENT;
     }
     sec = btf__type_by_id(btf, id);
-    data = bpf_map__initial_value(rodata, &size);
     vsi = btf_var_secinfos(sec);
     for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
         const struct btf_type *var = btf__type_by_id(btf, vsi->type);
-        const char *name = btf__name_by_offset(btf, var->name_off);
+        const char *var_name = btf__name_by_offset(btf, var->name_off);
 
-        if (name && !strcmp(name, "ovs_bpf_abi_version")) {
-            if (!data || vsi->size != sizeof *version
-                || vsi->offset + sizeof *version > size) {
+        if (var_name && !strcmp(var_name, name)) {
+            if (vsi->size != sizeof(uint32_t)
+                || vsi->offset + sizeof(uint32_t) > size) {
                 return EINVAL;
             }
-            memcpy(version, (const char *) data + vsi->offset,
-                   sizeof *version);
+            *mapp = rodata;
+            *offsetp = vsi->offset;
             return 0;
         }
     }
     return ENOENT;
+}
+
+static int
+rodata_get_u32(struct bpf_object *obj, const char *name, uint32_t *value)
+{
+    struct bpf_map *map;
+    size_t offset, size;
+    int error;
+
+    error = rodata_find_u32(obj, name, &map, &offset);
+    if (!error) {
+        const char *data = bpf_map__initial_value(map, &size);
+
+        memcpy(value, data + offset, sizeof *value);
+    }
+    return error;
+}
+
+/* Sets the initial value of a .rodata variable, which the programs see as a
+ * constant once the object is loaded. */
+static int
+rodata_set_u32(struct bpf_object *obj, const char *name, uint32_t value)
+{
+    struct bpf_map *map;
+    size_t offset, size;
+    int error;
+
+    error = rodata_find_u32(obj, name, &map, &offset);
+    if (!error) {
+        char *data = xmemdup(bpf_map__initial_value(map, &size), size);
+
+        memcpy(data + offset, &value, sizeof value);
+        error = -bpf_map__set_initial_value(map, data, size);
+        free(data);
+    }
+    return error;
 }
 
 static int
@@ -281,11 +317,11 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    error = read_abi_version(o->obj, &o->abi_version);
+    error = rodata_get_u32(o->obj, OVS_BPF_RODATA_ABI_VERSION,
+                           &o->abi_version);
     if (error) {
-        *errorp = xasprintf("BPF object %s has no readable "
-                            "ovs_bpf_abi_version (%s)",
-                            path, ovs_strerror(error));
+        *errorp = xasprintf("BPF object %s has no readable %s (%s)", path,
+                            OVS_BPF_RODATA_ABI_VERSION, ovs_strerror(error));
         goto error;
     }
     if (o->abi_version != OVS_BPF_ABI_VERSION) {
@@ -305,6 +341,17 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
     if (cfg->flow_table_size) {
         bpf_map__set_max_entries(flow_table, cfg->flow_table_size);
+    }
+
+    /* The parser must decode as many VLAN tags as flow_extract() does for
+     * the upcalled packets, or the megaflows of packets with more tags
+     * would never match in BPF. */
+    if (!rodata_set_u32(o->obj, OVS_BPF_RODATA_VLAN_LIMIT,
+                        cfg->vlan_limit)) {
+        o->vlan_limit = cfg->vlan_limit;
+    } else {
+        VLOG_INFO("%s: BPF object has no %s: it decodes its default number "
+                  "of VLAN tags", dp_name, OVS_BPF_RODATA_VLAN_LIMIT);
     }
 
     error = -bpf_object__load(o->obj);

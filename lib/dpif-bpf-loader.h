@@ -44,6 +44,7 @@
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of the flow table. */
     const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
+    uint32_t vlan_limit;        /* VLAN tags the parser decodes (1 or 2). */
 };
 
 /* The loaded object of one datapath.  The fds belong to the object. */
@@ -65,6 +66,7 @@ struct dpif_bpf_obj {
     int downcall_prog_fd;
 
     uint32_t abi_version;       /* As compiled into the object. */
+    uint32_t vlan_limit;        /* As set at load time, 0 if not settable. */
 };
 
 int dpif_bpf_obj_load(const char *dp_name,

@@ -384,6 +384,9 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
 {
     struct dpif_bpf_obj_config cfg = {
         .flow_table_size = DP_BPF_FLOW_TABLE_SIZE,
+        /* Set from other_config:vlan-limit by the bridge before it creates
+         * the first bridge. */
+        .vlan_limit = flow_vlan_limit,
     };
     const char *instance = getenv("OVS_BPF_INSTANCE");
     struct dp_bpf *dp;
@@ -1917,6 +1920,15 @@ dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
                               OVS_BPF_MAX_MASKS);
     max_masks = MAX(1, MIN(max_masks, OVS_BPF_MAX_MASKS));
 
+    if (dp->obj->vlan_limit && dp->obj->vlan_limit != flow_vlan_limit) {
+        static struct vlog_rate_limit vlan_rl = VLOG_RATE_LIMIT_INIT(1, 1);
+
+        VLOG_INFO_RL(&vlan_rl, "%s: the BPF parser decodes %"PRIu32" VLAN "
+                     "tags, other_config:vlan-limit now asks for %d: "
+                     "recreate the datapath (restart ovs-vswitchd) to apply",
+                     dp->name, dp->obj->vlan_limit, flow_vlan_limit);
+    }
+
     ovs_mutex_lock(&dp->mutex);
     if (limit != dp->flow_limit || max_masks != dp->max_masks) {
         VLOG_INFO("%s: flow limit %u, at most %u masks (existing flows are "
@@ -1965,6 +1977,8 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
         ds_put_format(&ds, "%s:\n", dp->name);
         ds_put_format(&ds, "  object: %s (ABI version %"PRIu32")\n",
                       dp->obj->path, dp->obj->abi_version);
+        ds_put_format(&ds, "  VLAN tags decoded: %"PRIu32"\n",
+                      dp->obj->vlan_limit);
         ds_put_format(&ds, "  maps pinned in: %s\n", dp->obj->pin_dir);
         ds_put_format(&ds, "  downcall device: %s\n", dp->tap_name);
         ovs_mutex_lock(&dp->mutex);
