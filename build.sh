@@ -54,7 +54,8 @@ build() {
     if [ ! -f config.status ] || [ ! -f ovs/config.status ]; then
         ./configure
     fi
-    make -j"$(($(nproc) + 1))"
+    # V=0: one line per file built; errors and warnings still show.
+    make -j"$(($(nproc) + 1))" V=0
 }
 
 case $1 in

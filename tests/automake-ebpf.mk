@@ -62,7 +62,8 @@ $(SYSTEM_EBPF_TESTSUITE): package.m4 $(SYSTEM_EBPF_TESTSUITE_AT) $(COMMON_MACROS
 SYSTEM_BPF_TESTSUITE_AT = \
 	tests/system-bpf-testsuite.at \
 	tests/system-bpf-macros.at \
-	tests/system-bpf.at
+	tests/system-bpf.at \
+	tests/system-kernel-features.at
 SYSTEM_BPF_TESTSUITE = $(srcdir)/tests/system-bpf-testsuite
 EXTRA_DIST += $(SYSTEM_BPF_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUITE)
 
@@ -74,9 +75,26 @@ check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_BPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
+# OVS's AF_XDP system suite against our netdev-afxdp, with the skips of
+# tests/system-kernel-features.at.
+SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT = \
+	tests/system-afxdp-traffic-testsuite.at \
+	tests/system-kernel-features.at
+SYSTEM_AFXDP_TRAFFIC_TESTSUITE = $(srcdir)/tests/system-afxdp-traffic-testsuite
+EXTRA_DIST += $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT) $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
+
+$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_AFXDP_TESTSUITE_AT) $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
+	$(SHELL) '$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)' -C tests \
+		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
-.PHONY: check-bpf check-ebpf check-ebpf-unit check-ovs-subset check-ebpf-system
+.PHONY: check-bpf check-afxdp-traffic check-ebpf check-ebpf-unit \
+	check-ovs-subset check-ebpf-system
