@@ -214,23 +214,30 @@ check_unsupported(const struct flow *flow, struct flow *m)
     return is_all_zeros(m, sizeof *m);
 }
 
+/* Translates 'flow' under 'wc' into '*bkey' and '*bmask'.  With 'strict',
+ * refuses a mask that matches a field the BPF key cannot hold.  On error,
+ * stores a static string that says why in '*reason'. */
 static int
 flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
               bool strict, struct ovs_bpf_flow_key *bkey,
-              struct ovs_bpf_flow_key *bmask)
+              struct ovs_bpf_flow_key *bmask, const char **reason)
 {
     struct flow m = wc->masks;
 
     /* Only Ethernet frames reach the BPF programs (TC on Ethernet ports). */
     if (flow->packet_type != htonl(PT_ETH)) {
+        *reason = "not an Ethernet packet type";
         return EINVAL;
     }
 
     /* Like every datapath, the BPF one matches the input port exactly: ports
      * are in the key so that a flow never applies to the wrong port. */
     if (m.in_port.odp_port != ODPP_NONE) {
+        *reason = "in_port is not matched exactly";
         return EINVAL;
     }
+
+    *reason = "a field is matched beyond its width";
 
     /* tcp_flags is 12 bits wide and the IPv6 flow label 20 bits: bits above
      * are zero in every packet, so a mask that covers them matches only if
@@ -263,6 +270,7 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
      * ND option type (the ND extensions, which this datapath does not
      * claim). */
     if (m.tcp_flags && is_icmpv6(flow, NULL)) {
+        *reason = "the ND option type is matched";
         return EINVAL;
     }
 
@@ -273,6 +281,7 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
 
         clear_bpf_fields(&rest);
         if (!check_unsupported(flow, &rest)) {
+            *reason = "a field the BPF flow key cannot hold is matched";
             return EINVAL;
         }
     }
@@ -288,12 +297,13 @@ dpif_bpf_flow_to_key(const struct flow *flow, const struct flow_wildcards *wc,
                      struct ovs_bpf_flow_key *bmask)
 {
     struct flow_wildcards exact;
+    const char *reason;
 
     if (!wc) {
         flow_wildcards_init_for_packet(&exact, flow);
-        return flow_to_key__(flow, &exact, false, bkey, bmask);
+        return flow_to_key__(flow, &exact, false, bkey, bmask, &reason);
     }
-    return flow_to_key__(flow, wc, true, bkey, bmask);
+    return flow_to_key__(flow, wc, true, bkey, bmask, &reason);
 }
 
 static void
@@ -322,6 +332,7 @@ dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
 {
     enum odp_key_fitness fitness;
     struct flow_wildcards wc;
+    const char *reason;
     struct flow flow;
     char *error = NULL;
     int err;
@@ -357,10 +368,9 @@ dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
         wc.masks.igmp_group_ip4 = 0;
     }
 
-    err = flow_to_key__(&flow, &wc, true, bkey, bmask);
+    err = flow_to_key__(&flow, &wc, true, bkey, bmask, &reason);
     if (err) {
-        log_bad_key("key", key, key_len, mask, mask_len,
-                    "a field the BPF flow key cannot hold is matched");
+        log_bad_key("key", key, key_len, mask, mask_len, reason);
     }
     return err;
 }
