@@ -402,6 +402,7 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
         ovs_fatal(0, "process %ld has no descriptor for %s", (long) pid,
                   tap_name);
     }
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
     pidfd = syscall(SYS_pidfd_open, pid, 0);
     if (pidfd < 0) {
         ovs_fatal(errno, "pidfd_open");
@@ -410,6 +411,9 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     if (tap_fd < 0) {
         ovs_fatal(errno, "pidfd_getfd");
     }
+#else
+    ovs_fatal(0, "this system has no pidfd_getfd()");
+#endif
 
     /* The packet. */
     eth.eth_dst = dst;
