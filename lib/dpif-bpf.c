@@ -1637,6 +1637,11 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
             dp_bpf_downcall(dp, packet, slots, n_slots);
         }
     }
+    if (!should_steal) {
+        /* A trunc() cuts only the packets of the next output: the actions
+         * after this one see the whole packet again. */
+        dp_packet_batch_reset_cutlen(batch);
+    }
     dp_packet_delete_batch(batch, should_steal);
 }
 
@@ -1711,7 +1716,7 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
  * that the packet does not have. */
 static int
 dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
-                         bool steal, const struct nlattr *actions,
+                         bool steal, bool probe, const struct nlattr *actions,
                          size_t actions_len)
 {
     struct dp_packet_batch batch;
@@ -1724,6 +1729,11 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
             dp_packet_delete(packet);
         }
         return EINVAL;
+    }
+    if (probe) {
+        /* A feature probe: the actions are valid, but running them could
+         * send spurious packets into the network (as dpif-netdev, drop). */
+        return 0;
     }
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
@@ -1748,11 +1758,11 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
                                     slots, &n_slots);
     if (error == E2BIG) {
         return dp_bpf_execute_userspace(dp, execute->packet, false,
-                                        execute->actions,
+                                        execute->probe, execute->actions,
                                         execute->actions_len);
     } else if (error) {
         return error;
-    } else if (!n_slots) {
+    } else if (!n_slots || execute->probe) {
         return 0;
     }
     return dp_bpf_downcall(dp, execute->packet, slots, n_slots);
@@ -1844,7 +1854,8 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
         struct flow pkt_flow;
 
         dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
-        dp_bpf_execute_userspace(dp, packet, true, actions, actions_len);
+        dp_bpf_execute_userspace(dp, packet, true, false, actions,
+                                 actions_len);
         free(actions);
     }
 }
