@@ -490,6 +490,13 @@ dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
     error = -bpf_tc_hook_create(&hook);
     *created_qdisc = !error;
     if (error == EEXIST) {
+        LIBBPF_OPTS(bpf_tc_opts, ours, .handle = DPIF_BPF_TC_HANDLE,
+                    .priority = DPIF_BPF_TC_PRIORITY);
+
+        /* Our filter already there means that an ovs-vswitchd of ours that
+         * did not exit cleanly (e.g. killed) made this qdisc: take it over,
+         * so that removing the port removes it. */
+        *created_qdisc = !bpf_tc_query(&hook, &ours);
         error = 0;
     }
     if (error) {
