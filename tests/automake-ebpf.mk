@@ -10,7 +10,9 @@
 
 EBPF_TESTSUITE_AT = \
 	tests/ebpf-testsuite.at \
-	tests/ebpf-build.at
+	tests/ebpf-build.at \
+	tests/dpif-bpf-odp.at \
+	tests/bpf-datapath.at
 EBPF_TESTSUITE = $(srcdir)/tests/ebpf-testsuite
 EXTRA_DIST += $(EBPF_TESTSUITE_AT) $(EBPF_TESTSUITE)
 
@@ -94,6 +96,9 @@ check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+if HAVE_BPF_DATAPATH
+	$(MAKE) check-bpf
+endif
 
 check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
 .PHONY: check-bpf check-afxdp-traffic check-ebpf check-ebpf-unit \
