@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 1
+#define OVS_BPF_ABI_VERSION 2
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -58,6 +58,17 @@
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
+
+/* .rodata constants of the object (__u32 each).  The loader reads the
+ * first to check the ABI version, and should set the second, before
+ * loading the object, to OVS's flow_vlan_limit (1 unless
+ * other_config:vlan-limit says otherwise): the number of VLAN tags the BPF
+ * parser decodes must equal the number flow_extract() decodes for the
+ * upcalled packets, or megaflows of multi-tagged packets never match in
+ * BPF.  The object's default is 2.  (lib: bpf_map__initial_value() of the
+ * ".rodata" map, at the variable's offset in the BTF datasec.) */
+#define OVS_BPF_RODATA_ABI_VERSION "ovs_bpf_abi_version"
+#define OVS_BPF_RODATA_VLAN_LIMIT  "ovs_bpf_vlan_limit"
 
 /* ------------------------------------------------------------------ */
 /* Flow key.                                                          */
@@ -284,7 +295,9 @@ struct ovs_bpf_action {
 struct ovs_bpf_flow_stats {
     __u64 packets;
     __u64 bytes;
-    __u64 used_ns;              /* bpf_ktime_get_ns() of the last hit. */
+    __u64 used_ns;              /* CLOCK_MONOTONIC ns of the last hit, at
+                                 * jiffy resolution
+                                 * (bpf_ktime_get_coarse_ns()). */
     __u32 tcp_flags;            /* OR of the TCP flags seen. */
     __u32 pad;
 };
@@ -381,23 +394,32 @@ struct ovs_bpf_upcall {
 
 /* A downcall frame, as written to the TAP device, is
  *
- *     dst MAC, src MAC (12 bytes, those of the packet)
- *     OVS_BPF_DOWNCALL_ETH_TYPE (2 bytes)
- *     struct ovs_bpf_downcall, then 'n_actions' struct ovs_bpf_action
- *     the packet from its ethertype on
+ *     the packet, unchanged, from its Ethernet header on
+ *     'n_actions' struct ovs_bpf_action
+ *     struct ovs_bpf_downcall (the last sizeof(struct ovs_bpf_downcall)
+ *                              bytes of the frame)
  *
- * that is, the packet with the metadata inserted after its Ethernet
- * addresses.  The downcall program checks 'magic' and 'secret' (equal to
- * dp_config.secret, which only root can read), copies the metadata to its
- * scratch area, removes it and restores 'eth_type', then runs the actions
- * like those of a flow.  A frame whose secret does not match is dropped
- * and counted as OVS_BPF_STAT_DOWNCALL_FORGED. */
-#define OVS_BPF_DOWNCALL_ETH_TYPE 0x88b5    /* IEEE 802 local experimental. */
+ * that is, the metadata is a TRAILER.  The downcall program reads the
+ * struct ovs_bpf_downcall at the end of the frame, checks 'magic' and
+ * 'secret' (equal to dp_config.secret, which only root can read) and
+ * 'abi_version', copies the actions to its per-CPU scratch area, cuts the
+ * trailer off with bpf_skb_change_tail() and runs the actions like those of
+ * a flow.  A frame whose magic or secret does not match is dropped and
+ * counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad version,
+ * 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
+ *
+ * Why a trailer and not a header after the Ethernet addresses: the only
+ * helper that removes bytes in the middle of a TC packet,
+ * bpf_skb_adjust_room(), refuses (-ENOTSUPP) any skb whose skb->protocol is
+ * not IPv4 or IPv6, and skb->protocol of a frame received on the TAP is its
+ * outer ethertype; bpf_skb_change_tail() has no such restriction, and with
+ * a trailer the packet keeps its own ethertype (so skb->protocol is right
+ * for the ports the packet is output to). */
 #define OVS_BPF_DOWNCALL_MAGIC 0x4f565342   /* "OVSB" */
 
 struct ovs_bpf_downcall {
-    __u32 magic;
-    __u32 abi_version;
+    __u32 magic;                /* OVS_BPF_DOWNCALL_MAGIC. */
+    __u32 abi_version;          /* OVS_BPF_ABI_VERSION. */
     __u8 secret[OVS_BPF_SECRET_LEN];
     __u32 in_port;
     __u32 n_actions;            /* <= OVS_BPF_MAX_ACTIONS. */
@@ -405,9 +427,8 @@ struct ovs_bpf_downcall {
     __u32 dp_hash;
     __u32 skb_priority;
     __u32 skb_mark;
-    __be16 eth_type;            /* The packet's own ethertype. */
-    __u16 pad0;
-    __u32 pad1;
+    __u32 pad0;                 /* Zero. */
+    __u32 pad1;                 /* Zero. */
 };
 
 #endif /* BPF_DATAPATH_ABI_H */

@@ -32,11 +32,6 @@ AC_DEFUN([OVS_CHECK_BPF_DATAPATH], [
     [enable_bpf_datapath=yes])
 
   BPF_DATAPATH_ENABLE=false
-  dnl Transitional: until lib/dpif-bpf.c lands, there is nothing to build.
-  if test ! -f "$srcdir/lib/dpif-bpf.c"; then
-    AC_MSG_NOTICE([lib/dpif-bpf.c not present: building without the BPF datapath])
-    enable_bpf_datapath=no
-  fi
   if test "$enable_bpf_datapath" = yes; then
     AC_CHECK_PROGS([BPF_CLANG], [clang clang-14], [none])
     if test "$BPF_CLANG" = none; then

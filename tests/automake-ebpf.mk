@@ -10,13 +10,23 @@
 
 EBPF_TESTSUITE_AT = \
 	tests/ebpf-testsuite.at \
-	tests/ebpf-build.at
+	tests/ebpf-build.at \
+	tests/dpif-bpf-odp.at \
+	tests/bpf-datapath.at
 EBPF_TESTSUITE = $(srcdir)/tests/ebpf-testsuite
 EXTRA_DIST += $(EBPF_TESTSUITE_AT) $(EBPF_TESTSUITE)
 
 $(EBPF_TESTSUITE): package.m4 $(EBPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
+
+if HAVE_BPF_DATAPATH
+# Unit tests of the BPF programs (BPF_PROG_TEST_RUN) and of the ODP <-> BPF
+# translation, as ovstest modules.
+tests_ovstest_SOURCES += \
+	tests/test-bpf-datapath.c \
+	tests/test-dpif-bpf-odp.c
+endif
 
 check-ebpf-unit: all tests/atlocal $(EBPF_TESTSUITE)
 	$(SHELL) '$(EBPF_TESTSUITE)' -C tests AUTOTEST_PATH='$(AUTOTEST_PATH)' \
@@ -49,6 +59,24 @@ $(SYSTEM_EBPF_TESTSUITE): package.m4 $(SYSTEM_EBPF_TESTSUITE_AT) $(COMMON_MACROS
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
 
+# The BPF datapath's system suite: our tests (tests/system-bpf.at) and
+# OVS's tests/system-traffic.at with datapath_type=bpf.
+SYSTEM_BPF_TESTSUITE_AT = \
+	tests/system-bpf-testsuite.at \
+	tests/system-bpf-macros.at \
+	tests/system-bpf.at \
+	tests/system-kernel-features.at
+SYSTEM_BPF_TESTSUITE = $(srcdir)/tests/system-bpf-testsuite
+EXTRA_DIST += $(SYSTEM_BPF_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUITE)
+
+$(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE)
+	$(SHELL) '$(SYSTEM_BPF_TESTSUITE)' -C tests \
+		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+
 # OVS's AF_XDP system suite against our netdev-afxdp, with the skips of
 # tests/system-kernel-features.at.
 SYSTEM_AFXDP_TRAFFIC_TESTSUITE_AT = \
@@ -68,6 +96,10 @@ check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+if HAVE_BPF_DATAPATH
+	$(MAKE) check-bpf
+endif
 
 check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
-.PHONY: check-afxdp-traffic check-ebpf check-ebpf-unit check-ovs-subset check-ebpf-system
+.PHONY: check-bpf check-afxdp-traffic check-ebpf check-ebpf-unit \
+	check-ovs-subset check-ebpf-system

@@ -1,0 +1,142 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Actions on packet metadata: recirc, hash, set priority, set mark. */
+
+#ifndef BPF_ACTIONS_META_H
+#define BPF_ACTIONS_META_H 1
+
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/actions.h"
+#include "bpf/maps.h"
+
+/* enum ovs_hash_alg of OVS's datapath ABI. */
+#define OVS_BPF_HASH_ALG_L4 0
+#define OVS_BPF_HASH_ALG_SYM_L4 1
+
+/* OVS_BPF_ACTION_RECIRC: look the packet up again with a new recirc_id,
+ * keeping in_port and dp_hash.  The lookup program parses the packet again
+ * since earlier actions may have changed it.  Recirculation replaces the
+ * actions in the scratch area, so it must be the last action (as ofproto
+ * emits it); the kernel datapath would clone the packet otherwise. */
+static __always_inline int
+ovs_bpf_act_recirc__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx, depth;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return TC_ACT_SHOT;
+    }
+    depth = skb->cb[OVS_BPF_CB_RECIRC];
+    if (depth >= OVS_BPF_MAX_RECIRC) {
+        ovs_bpf_count(OVS_BPF_STAT_RECIRC_LIMIT);
+        return TC_ACT_SHOT;
+    }
+    skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
+    s->key.recirc_id = a->u.recirc.id;
+    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
+    return ovs_bpf_action_error();
+}
+
+/* Murmur3's 32-bit finaliser: spreads 'h' over all bits. */
+static __always_inline __u32
+ovs_bpf_hash_finish(__u32 h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >> 16;
+    return h;
+}
+
+/* OVS_BPF_ACTION_HASH: dp_hash for later recirculations.
+ *
+ *  - OVS_HASH_ALG_L4: the skb's flow hash (the kernel's 5-tuple hash,
+ *    computed if the driver did not provide one), mixed with the basis,
+ *    as the kernel datapath does.
+ *  - OVS_HASH_ALG_SYM_L4: a hash of the parsed key that is the same in
+ *    both directions (XOR of the addresses and of the ports).
+ *
+ * The values differ from ovs-vswitchd's for the same packet; that is
+ * fine because dp_hash is only matched after the datapath has set it.
+ * 0 is reserved for "not set", so a hash of 0 becomes 1. */
+static __always_inline int
+ovs_bpf_act_hash__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_flow_key *k;
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx, h;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return TC_ACT_SHOT;
+    }
+    k = &s->key;
+    if (a->u.hash.alg == OVS_BPF_HASH_ALG_SYM_L4) {
+        __u32 addrs = k->ipv4_src ^ k->ipv4_dst;
+        int i;
+
+#pragma unroll
+        for (i = 0; i < 16; i += 4) {
+            addrs ^= *(__u32 *) (k->ipv6_src + i)
+                     ^ *(__u32 *) (k->ipv6_dst + i);
+        }
+        h = ovs_bpf_hash_finish(addrs ^ bpf_ntohs(k->eth_type));
+        h = ovs_bpf_hash_finish(h ^ (k->tp_src ^ k->tp_dst)
+                                ^ (k->nw_proto << 16));
+    } else {
+        h = bpf_get_hash_recalc(skb);
+    }
+    h = ovs_bpf_hash_finish(h ^ a->u.hash.basis);
+    s->key.dp_hash = h ? h : 1;
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+/* OVS_BPF_ACTION_SET_PRIORITY and _SET_MARK (masked). */
+static __always_inline int
+ovs_bpf_act_set_meta(struct __sk_buff *skb, bool mark)
+{
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx, v;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return TC_ACT_SHOT;
+    }
+    if (mark) {
+        v = (skb->mark & ~a->u.meta.mask) | (a->u.meta.value & a->u.meta.mask);
+        skb->mark = v;
+        s->key.skb_mark = v;
+    } else {
+        v = (skb->priority & ~a->u.meta.mask)
+            | (a->u.meta.value & a->u.meta.mask);
+        skb->priority = v;
+        s->key.skb_priority = v;
+    }
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+#endif /* BPF_ACTIONS_META_H */

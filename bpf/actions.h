@@ -1,0 +1,157 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The action chain.  A flow's (or a downcall's) actions are slots in the
+ * per-CPU scratch area; each action type has its own program in the
+ * 'tailcalls' prog array at index = enum ovs_bpf_action_type.  A program
+ * runs its slot (or a run of slots of its type), then tail-calls the
+ * program of the next slot.  The chain ends, and the packet is consumed
+ * (TC_ACT_SHOT), at an OVS_BPF_ACTION_END slot or after the last slot;
+ * a final OUTPUT returns TC_ACT_REDIRECT instead.
+ *
+ * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one
+ * for the first action, one per later slot (a run of OUTPUT slots counts
+ * once), one per recirculation and one per clone() restore.  A chain that
+ * needs more fails its tail call and is dropped as OVS_BPF_STAT_ACTION_ERROR.
+ *
+ * Packet state that survives tail calls lives in skb->cb[] (TC leaves it to
+ * the program; the entry programs initialise it): */
+
+#ifndef BPF_ACTIONS_H
+#define BPF_ACTIONS_H 1
+
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/maps.h"
+
+#define OVS_BPF_CB_ACTION 0         /* Slot being run. */
+#define OVS_BPF_CB_RECIRC 1         /* Recirculations so far. */
+#define OVS_BPF_CB_TRUNC 2          /* trunc(max_len) for the next output,
+                                     * 0 if none. */
+
+static __always_inline void
+ovs_bpf_cb_init(struct __sk_buff *skb)
+{
+    skb->cb[OVS_BPF_CB_ACTION] = 0;
+    skb->cb[OVS_BPF_CB_RECIRC] = 0;
+    skb->cb[OVS_BPF_CB_TRUNC] = 0;
+}
+
+/* Slot 'idx' of 's', or NULL if 'idx' is out of range.
+ *
+ * Verifier: the empty asm makes 'idx' opaque to clang, so that the bound
+ * check and the address computation use the same register.  Without it
+ * clang turns "s->actions[idx]" in a loop into a pointer it increments on
+ * its own, whose range the verifier cannot tie to the checked index. */
+static __always_inline struct ovs_bpf_action *
+ovs_bpf_slot(struct ovs_bpf_scratch *s, __u32 idx)
+{
+    asm volatile("" : "+r"(idx));
+    if (idx >= OVS_BPF_MAX_ACTIONS) {
+        return NULL;
+    }
+    return &s->actions[idx];
+}
+
+/* Runs the actions of 's' from slot 'idx' on: tail-calls the program of
+ * slot 'idx'.  Returns only if there is nothing to run or the tail call
+ * failed. */
+static __always_inline int
+ovs_bpf_run_actions(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    __u32 idx)
+{
+    struct ovs_bpf_action *a = ovs_bpf_slot(s, idx);
+    __u32 type;
+
+    if (!a || idx >= s->n_actions) {
+        return TC_ACT_SHOT;
+    }
+    skb->cb[OVS_BPF_CB_ACTION] = idx;
+    if (s->clone_active && idx >= s->clone_end) {
+        /* The nested actions of a clone() are done and more actions
+         * follow: the clone program restores the packet first. */
+        type = OVS_BPF_ACTION_CLONE;
+    } else {
+        type = a->type;
+        if (type == OVS_BPF_ACTION_END) {
+            return TC_ACT_SHOT;
+        }
+    }
+    bpf_tail_call(skb, &tailcalls, type);
+
+    /* No program for this action, or out of tail calls. */
+    ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+    return TC_ACT_SHOT;
+}
+
+/* True if slot 'idx' is the last one the chain runs. */
+static __always_inline bool
+ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
+{
+    struct ovs_bpf_action *next = ovs_bpf_slot(s, idx + 1);
+
+    return idx + 1 >= s->n_actions || !next
+           || next->type == OVS_BPF_ACTION_END;
+}
+
+/* Fetches the scratch area and the current slot for an action program.
+ * Returns NULL if either is missing (cannot happen once loaded; the
+ * verifier needs the checks). */
+static __always_inline struct ovs_bpf_action *
+ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
+                     __u32 *idxp)
+{
+    struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
+    __u32 idx = skb->cb[OVS_BPF_CB_ACTION];
+
+    if (!s) {
+        return NULL;
+    }
+    *sp = s;
+    *idxp = idx;
+    return ovs_bpf_slot(s, idx);
+}
+
+/* To be called before an action changes packet bytes [0, 'end').  Inside
+ * a clone() the clone program restores the packet from a snapshot of its
+ * first bytes afterwards: a change beyond the snapshot could not be undone,
+ * so it is refused (the caller drops the packet and this counts an action
+ * error). */
+static __always_inline bool
+ovs_bpf_may_write(struct ovs_bpf_scratch *s, __u32 end)
+{
+    if (!s->clone_active) {
+        return true;
+    }
+    if (end > s->clone_snap_len) {
+        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+        return false;
+    }
+    s->clone_dirty = 1;
+    return true;
+}
+
+/* Drops the packet for a failed action. */
+static __always_inline int
+ovs_bpf_action_error(void)
+{
+    ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+    return TC_ACT_SHOT;
+}
+
+#endif /* BPF_ACTIONS_H */

@@ -1,0 +1,229 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The BPF datapath: one object, loaded by lib/dpif-bpf-loader.c.
+ *
+ *   ovs_bpf_ingress     TC ingress of every datapath port: parse, look up,
+ *                       run the flow's actions or send a miss upcall.
+ *   ovs_bpf_lookup      'tailcalls' slot OVS_BPF_TAILCALL_LOOKUP: parse and
+ *                       look up again after recirc().
+ *   ovs_bpf_act_*       'tailcalls' slot = enum ovs_bpf_action_type: one
+ *                       program per action type.
+ *   ovs_bpf_downcall    TC ingress of the datapath's TAP device: actions
+ *                       sent down by ovs-vswitchd.
+ *
+ * The program names are a contract with the loader, which fills the prog
+ * array by name.  This file only declares the programs; each concern is in
+ * its own header. */
+
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/maps.h"
+#include "bpf/parse.h"
+#include "bpf/upcall.h"
+#include "bpf/lookup.h"
+#include "bpf/actions.h"
+#include "bpf/actions-output.h"
+#include "bpf/actions-set.h"
+#include "bpf/actions-vlan.h"
+#include "bpf/actions-meta.h"
+#include "bpf/actions-clone.h"
+#include "bpf/downcall.h"
+
+/* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
+ * with. */
+const volatile __u32 ovs_bpf_abi_version = OVS_BPF_ABI_VERSION;
+
+/* Set by the loader to OVS's flow_vlan_limit before loading: see
+ * bpf/parse.h. */
+const volatile __u32 ovs_bpf_vlan_limit = 2;
+
+SEC("tc")
+int
+ovs_bpf_ingress(struct __sk_buff *skb)
+{
+    __u32 ifindex = skb->ingress_ifindex;
+    struct ovs_bpf_scratch *s;
+    __u32 *in_port;
+
+    in_port = bpf_map_lookup_elem(&ifindexes, &ifindex);
+    if (!in_port) {
+        /* Not (or no longer) a port of this datapath: leave the packet to
+         * the kernel stack rather than black-holing it. */
+        return TC_ACT_OK;
+    }
+    s = ovs_bpf_scratch_get();
+    if (!s) {
+        return TC_ACT_SHOT;
+    }
+    ovs_bpf_cb_init(skb);
+    return ovs_bpf_process(skb, s, *in_port, 0, 0);
+}
+
+SEC("tc")
+int
+ovs_bpf_lookup(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
+
+    if (!s) {
+        return TC_ACT_SHOT;
+    }
+    /* The recirc action has set the new recirc_id in the key; in_port and
+     * dp_hash carry over. */
+    return ovs_bpf_process(skb, s, s->key.in_port, s->key.recirc_id,
+                           s->key.dp_hash);
+}
+
+SEC("tc")
+int
+ovs_bpf_downcall(struct __sk_buff *skb)
+{
+    return ovs_bpf_downcall__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_output(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_output__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_userspace(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_userspace__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_trunc(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_trunc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_eth(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_eth__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv4(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_ipv4__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_src(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_ipv6_addr(skb, 8);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_dst(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_ipv6_addr(skb, 24);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_ipv6_misc(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_ipv6_misc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_tcp(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_l4_ports(skb, IPPROTO_TCP);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_udp(struct __sk_buff *skb)
+{
+    return ovs_bpf_set_l4_ports(skb, IPPROTO_UDP);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_push_vlan(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_push_vlan__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_pop_vlan(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_pop_vlan__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_recirc(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_recirc__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_hash(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_hash__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_clone(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_clone__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_sample(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_sample__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_priority(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_meta(skb, false);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_mark(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_meta(skb, true);
+}
+
+/* The kernel makes some helpers this object needs (bpf_perf_event_output()
+ * among them) available only to programs that declare a GPL-compatible
+ * license, which "Apache-2.0" is not for the kernel's check. */
+char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,131 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Downcalls: ovs-vswitchd executes actions on a packet by writing it to the
+ * datapath's TAP device with a trailer (see datapath-abi.h); the downcall
+ * program, at the TAP's TC ingress, authenticates the trailer, removes it
+ * and runs the actions it carries. */
+
+#ifndef BPF_DOWNCALL_H
+#define BPF_DOWNCALL_H 1
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/actions.h"
+#include "bpf/maps.h"
+#include "bpf/parse.h"
+
+#define OVS_BPF_ACTION_SIZE ((__u32) sizeof(struct ovs_bpf_action))
+_Static_assert(sizeof(struct ovs_bpf_action) == 64, "slot size");
+
+/* Compares the secrets as two 64-bit words, with no early exit.  An
+ * all-zero configured secret (ovs-vswitchd has not written one yet) never
+ * matches. */
+static __always_inline bool
+ovs_bpf_secret_ok(const struct ovs_bpf_downcall *dc,
+                  const struct ovs_bpf_dp_config *cfg)
+{
+    __u64 a0, a1, b0, b1;
+
+    __builtin_memcpy(&a0, dc->secret, 8);
+    __builtin_memcpy(&a1, dc->secret + 8, 8);
+    __builtin_memcpy(&b0, cfg->secret, 8);
+    __builtin_memcpy(&b1, cfg->secret + 8, 8);
+    return (b0 | b1) && !((a0 ^ b0) | (a1 ^ b1));
+}
+
+static __always_inline int
+ovs_bpf_downcall_drop(__u32 stat)
+{
+    ovs_bpf_count(stat);
+    return TC_ACT_SHOT;
+}
+
+static __always_inline int
+ovs_bpf_downcall__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
+    struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
+    struct ovs_bpf_downcall dc;
+    __u32 len = skb->len;
+    __u32 n, acts_len, pkt_len;
+
+    if (!s || !cfg) {
+        return TC_ACT_SHOT;
+    }
+    if (len < ETH_HLEN + sizeof dc) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    /* The trailer may be in paged data: bpf_skb_load_bytes() handles
+     * that, and its variable offset rules out direct access anyway. */
+    if (bpf_skb_load_bytes(skb, len - sizeof dc, &dc, sizeof dc)) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    if (dc.magic != OVS_BPF_DOWNCALL_MAGIC || !ovs_bpf_secret_ok(&dc, cfg)) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_FORGED);
+    }
+    n = dc.n_actions;
+    if (dc.abi_version != OVS_BPF_ABI_VERSION || n > OVS_BPF_MAX_ACTIONS) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    acts_len = n * OVS_BPF_ACTION_SIZE;
+    if (len < ETH_HLEN + sizeof dc + acts_len) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    pkt_len = len - sizeof dc - acts_len;
+    if (n) {
+        /* Verifier: the length must be provably in [1, sizeof actions];
+         * "n * 64" after "n <= 32" may still be 0 to it, so it is
+         * rewritten as ((n - 1) & 31) * 64 + 64, the same value for
+         * n in [1, 32]. */
+        __u32 copy = (((n - 1) & (OVS_BPF_MAX_ACTIONS - 1))
+                      * OVS_BPF_ACTION_SIZE) + OVS_BPF_ACTION_SIZE;
+
+        if (bpf_skb_load_bytes(skb, pkt_len, s->actions, copy)) {
+            return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        }
+    }
+    if (bpf_skb_change_tail(skb, pkt_len, 0)) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    ovs_bpf_count(OVS_BPF_STAT_DOWNCALL);
+
+    skb->priority = dc.skb_priority;
+    skb->mark = dc.skb_mark;
+    ovs_bpf_cb_init(skb);
+    s->n_actions = n;
+    s->clone_active = 0;
+
+    /* The key: the metadata of the downcall and the parsed packet, which
+     * the set-field actions (L3/L4 offsets), hash and recirculation use. */
+    __builtin_memset(&s->key, 0, sizeof s->key);
+    s->key.in_port = dc.in_port;
+    s->key.recirc_id = dc.recirc_id;
+    s->key.dp_hash = dc.dp_hash;
+    s->key.skb_priority = dc.skb_priority;
+    s->key.skb_mark = dc.skb_mark;
+    if (!ovs_bpf_parse_packet(skb, &s->key, s)) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_PARSE_ERROR);
+    }
+    /* No flow: a userspace() action of a downcall carries no flow key. */
+    __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
+    return ovs_bpf_run_actions(skb, s, 0);
+}
+
+#endif /* BPF_DOWNCALL_H */

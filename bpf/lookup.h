@@ -1,0 +1,190 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Tuple-space search: the parsed key, masked with each mask of the mask
+ * list in turn, is looked up in the flow table until a flow matches. */
+
+#ifndef BPF_LOOKUP_H
+#define BPF_LOOKUP_H 1
+
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/actions.h"
+#include "bpf/actions-output.h"
+#include "bpf/maps.h"
+#include "bpf/parse.h"
+#include "bpf/upcall.h"
+
+#define OVS_BPF_KEY_U64S (sizeof(struct ovs_bpf_flow_key) / 8)
+_Static_assert(sizeof(struct ovs_bpf_flow_key) % 8 == 0,
+               "the key is masked 8 bytes at a time");
+
+/* Searches masks 0 .. n_masks - 1 for a flow matching 's->key'.  The
+ * masked key is built in 's->upcall.flow', which is also the flow key a
+ * SLOW_PATH or ACTION upcall carries.  '*n_searched' gets the number of
+ * masks looked at. */
+static __always_inline struct ovs_bpf_flow *
+ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
+{
+    struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
+    struct ovs_bpf_flow_table_key *tkey = &s->upcall.flow;
+    const __u64 *key = (const __u64 *) &s->key;
+    __u64 *masked = (__u64 *) &tkey->key;
+    __u32 n_masks = cfg ? cfg->n_masks : 0;
+    __u32 i;
+
+    tkey->pad = 0;
+    /* A loop, not unrolled: its bound is the configured mask count, not
+     * the maximum, and the verifier walks it at most OVS_BPF_MAX_MASKS
+     * times. */
+#pragma clang loop unroll(disable)
+    for (i = 0; i < OVS_BPF_MAX_MASKS; i++) {
+        struct ovs_bpf_flow *flow;
+        struct ovs_bpf_mask *m;
+        const __u64 *mask;
+        __u32 mask_id;
+        int j;
+
+        if (i >= n_masks) {
+            break;
+        }
+        /* Verifier: the map key is a copy of 'i'.  Passing &i itself puts
+         * the loop counter in a stack slot the helper may write, so the
+         * verifier loses its value and reports an infinite loop. */
+        mask_id = i;
+        m = bpf_map_lookup_elem(&flow_masks, &mask_id);
+        if (!m) {
+            break;
+        }
+        if (!m->in_use) {
+            continue;
+        }
+        mask = (const __u64 *) &m->mask;
+#pragma unroll
+        for (j = 0; j < OVS_BPF_KEY_U64S; j++) {
+            masked[j] = key[j] & mask[j];
+        }
+        tkey->mask_id = i;
+        flow = bpf_map_lookup_elem(&flow_table, tkey);
+        if (flow) {
+            *n_searched = i + 1;
+            return flow;
+        }
+    }
+    return NULL;
+}
+
+/* Statistics of a hit, updated atomically: several CPUs may hit one flow
+ * at once.  Byte counts include an accelerated VLAN tag, as the kernel
+ * datapath counts. */
+static __always_inline void
+ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_flow *flow,
+                          const struct ovs_bpf_flow_key *key)
+{
+    __u64 bytes = skb->len + (skb->vlan_present ? 4 : 0);
+
+    __sync_fetch_and_add(&flow->stats.packets, 1);
+    __sync_fetch_and_add(&flow->stats.bytes, bytes);
+    /* CLOCK_MONOTONIC at jiffy resolution: OVS keeps "used" in
+     * milliseconds, and the coarse clock is a memory read where the
+     * precise one reads the clocksource on every packet. */
+    flow->stats.used_ns = bpf_ktime_get_coarse_ns();
+    /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
+    if (key->nw_proto == IPPROTO_TCP && key->tcp_flags) {
+        __sync_fetch_and_or(&flow->stats.tcp_flags,
+                            (__u32) bpf_ntohs(key->tcp_flags));
+    }
+}
+
+/* Looks up 's->key' and runs the actions of the flow it matches, or sends
+ * the packet up as a miss. */
+static __always_inline int
+ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
+{
+    struct ovs_bpf_flow *flow;
+    __u32 n_searched = 0;
+    __u32 n, i;
+
+    flow = ovs_bpf_flow_lookup(s, &n_searched);
+    if (!flow) {
+        ovs_bpf_count(OVS_BPF_STAT_MISSED);
+        __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
+        ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_MISS);
+        return TC_ACT_SHOT;
+    }
+    ovs_bpf_count(OVS_BPF_STAT_HIT);
+    ovs_bpf_count_n(OVS_BPF_STAT_MASK_HIT, n_searched);
+    ovs_bpf_flow_stats_update(skb, flow, &s->key);
+
+    if (flow->flags & OVS_BPF_FLOW_F_USERSPACE) {
+        ovs_bpf_count(OVS_BPF_STAT_SLOW_PATH);
+        ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_SLOW_PATH);
+        return TC_ACT_SHOT;
+    }
+
+    n = flow->n_actions;
+    if (n == 1 && flow->actions[0].type == OVS_BPF_ACTION_OUTPUT
+        && !skb->cb[OVS_BPF_CB_TRUNC]) {
+        /* Fast path for the most common flow, a single output: redirect
+         * from here, with no copy of the actions and no tail call.  Only
+         * the port number is read from the flow, so a concurrent change of
+         * the flow cannot give a mix of old and new actions. */
+        return ovs_bpf_output(skb, flow->actions[0].u.output.port, true);
+    }
+    /* Userspace never writes more than OVS_BPF_MAX_ACTIONS; the clamp
+     * keeps the chain inside the scratch array whatever the map says. */
+    if (n > OVS_BPF_MAX_ACTIONS) {
+        n = OVS_BPF_MAX_ACTIONS;
+    }
+    /* Copy only the slots in use (a loop the verifier bounds by the
+     * constant, with an early exit at n). */
+    for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
+        if (i >= n) {
+            break;
+        }
+        s->actions[i] = flow->actions[i];
+    }
+    s->n_actions = n;
+    return ovs_bpf_run_actions(skb, s, 0);
+}
+
+/* Builds the key of this pass (metadata from the arguments, packet fields
+ * from the parser), then looks it up and runs the actions. */
+static __always_inline int
+ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                __u32 in_port, __u32 recirc_id, __u32 dp_hash)
+{
+    struct ovs_bpf_flow_key *key = &s->key;
+
+    __builtin_memset(key, 0, sizeof *key);
+    key->in_port = in_port;
+    key->recirc_id = recirc_id;
+    key->dp_hash = dp_hash;
+    key->skb_priority = skb->priority;
+    key->skb_mark = skb->mark;
+    s->clone_active = 0;
+    if (!ovs_bpf_parse_packet(skb, key, s)) {
+        ovs_bpf_count(OVS_BPF_STAT_PARSE_ERROR);
+        return TC_ACT_SHOT;
+    }
+    return ovs_bpf_lookup_and_run(skb, s);
+}
+
+#endif /* BPF_LOOKUP_H */

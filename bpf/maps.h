@@ -1,0 +1,186 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The maps of the BPF datapath.  Every map except 'scratch' is part of the
+ * ABI with ovs-vswitchd (names and value types in datapath-abi.h); the
+ * loader may change 'max_entries' of 'flow_table' before loading. */
+
+#ifndef BPF_MAPS_H
+#define BPF_MAPS_H 1
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf/datapath-abi.h"
+
+/* Megaflows: masked key -> actions and statistics.  Not preallocated: a
+ * preallocated table of 64k 2 KiB entries would pin 140 MB per datapath
+ * whether or not it is used. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, struct ovs_bpf_flow_table_key);
+    __type(value, struct ovs_bpf_flow);
+    __uint(max_entries, 65536);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+} flow_table SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_mask);
+    __uint(max_entries, OVS_BPF_MAX_MASKS);
+} flow_masks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_dp_config);
+    __uint(max_entries, 1);
+} dp_config SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, __OVS_BPF_STAT_MAX);
+} dp_stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_port);
+    __uint(max_entries, OVS_BPF_MAX_PORTS);
+} ports SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32);
+    __type(value, __u32);
+    __uint(max_entries, OVS_BPF_MAX_PORTS);
+} ifindexes SEC(".maps");
+
+/* One ring per CPU; libbpf sizes it to the number of possible CPUs. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, sizeof(__u32));
+} upcalls SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, sizeof(__u32));
+    __uint(max_entries, __OVS_BPF_TAILCALL_MAX);
+} tailcalls SEC(".maps");
+
+/* Bytes of packet headers saved by a clone() so that the original packet
+ * can be restored after the nested actions: enough for Ethernet, two VLAN
+ * tags, an IPv6 header with a few extension headers and a TCP header. */
+#define OVS_BPF_SNAPSHOT_LEN 192
+
+/* The per-CPU state of the packet being processed.  All programs of one
+ * packet run on one CPU without being preempted by another packet (TC runs
+ * in softirq context and tail calls do not leave it; bpf_clone_redirect()
+ * queues to the backlog of the target device instead of processing it
+ * synchronously), so one entry per CPU is enough and nothing here is
+ * shared between CPUs.  Not part of the ABI: the tests read it by name. */
+struct ovs_bpf_scratch {
+    /* The packet's key: parsed headers plus the metadata (in_port,
+     * recirc_id, dp_hash, skb_priority, skb_mark) of this pass. */
+    struct ovs_bpf_flow_key key;
+
+    /* The upcall header, built in place.  'upcall.flow' doubles as the
+     * masked lookup key, so a SLOW_PATH or ACTION upcall of a flow carries
+     * the flow table key of that flow with no extra copy. */
+    struct ovs_bpf_upcall upcall;
+
+    /* Offsets found by the parser, from the first byte of packet data
+     * (which at TC is the Ethernet header); only meaningful for IPv4/IPv6.
+     * 'l4_ofs' is 0 when there is no L4 header (later fragment, truncated
+     * or unknown protocol). */
+    __u16 l3_ofs;
+    __u16 l4_ofs;
+
+    /* The IPv6 header is followed by a routing header with segments left:
+     * the destination in the header is not the final one, so a change of
+     * it does not change the L4 checksum (as in OVS and the kernel). */
+    __u32 ipv6_rh;
+
+    /* Actions of the current flow or downcall, copied at lookup time so
+     * that a concurrent flow modification cannot change a packet in
+     * flight. */
+    __u32 n_actions;
+
+    /* clone()/sample() being run: its nested actions end before slot
+     * 'clone_end'; the original packet is restored there. */
+    __u32 clone_active;
+    __u32 clone_end;
+    __u32 clone_len;            /* skb->len at clone time. */
+    __u32 clone_vlan;           /* vlan_present << 31 | proto << 16 | tci. */
+    __u32 clone_priority;
+    __u32 clone_mark;
+    __u32 clone_snap_len;
+    __u32 clone_dirty;          /* A nested action changed packet bytes. */
+    struct ovs_bpf_flow_key clone_key;
+    __u8 clone_snap[OVS_BPF_SNAPSHOT_LEN];
+
+    struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_scratch);
+    __uint(max_entries, 1);
+} scratch SEC(".maps");
+
+static __always_inline struct ovs_bpf_scratch *
+ovs_bpf_scratch_get(void)
+{
+    __u32 zero = 0;
+
+    return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline struct ovs_bpf_dp_config *
+ovs_bpf_config_get(void)
+{
+    __u32 zero = 0;
+
+    return bpf_map_lookup_elem(&dp_config, &zero);
+}
+
+/* Per-CPU counters: a plain increment is race free. */
+static __always_inline void
+ovs_bpf_count(__u32 stat)
+{
+    __u64 *v = bpf_map_lookup_elem(&dp_stats, &stat);
+
+    if (v) {
+        *v += 1;
+    }
+}
+
+static __always_inline void
+ovs_bpf_count_n(__u32 stat, __u64 n)
+{
+    __u64 *v = bpf_map_lookup_elem(&dp_stats, &stat);
+
+    if (v) {
+        *v += n;
+    }
+}
+
+#endif /* BPF_MAPS_H */

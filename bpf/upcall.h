@@ -1,0 +1,75 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Upcalls: a packet and its metadata go up to ovs-vswitchd through the
+ * 'upcalls' perf event array, one record per packet on the ring of the
+ * current CPU: struct ovs_bpf_upcall, then 'cap_len' packet bytes that
+ * bpf_perf_event_output() copies straight from the skb. */
+
+#ifndef BPF_UPCALL_H
+#define BPF_UPCALL_H 1
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/maps.h"
+#include "bpf/parse.h"
+
+/* A perf record's size is a 16-bit field that also covers the record
+ * header, the raw-data size word and struct ovs_bpf_upcall, so at most this
+ * much of a (GSO) packet goes up; 'pkt_len' tells userspace the real
+ * length. */
+#define OVS_BPF_UPCALL_MAX_CAP 65000
+
+/* Sends 'skb' up as an upcall of 'type', with the metadata of this pass
+ * from 's'.  The caller has filled 's->upcall.flow' (and, for
+ * OVS_BPF_UPCALL_ACTION, the userdata).  Counts OVS_BPF_STAT_LOST if the
+ * ring is full or no one listens on this CPU. */
+static __always_inline void
+ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
+{
+    struct ovs_bpf_upcall *u = &s->upcall;
+    __u64 cap = skb->len;
+
+    if (cap > OVS_BPF_UPCALL_MAX_CAP) {
+        cap = OVS_BPF_UPCALL_MAX_CAP;
+    }
+    u->type = type;
+    u->in_port = s->key.in_port;
+    u->pkt_len = skb->len;
+    u->cap_len = cap;
+    u->recirc_id = s->key.recirc_id;
+    u->dp_hash = s->key.dp_hash;
+    u->skb_priority = skb->priority;
+    u->skb_mark = skb->mark;
+    if (skb->vlan_present) {
+        u->vlan_tci = bpf_htons((__u16) skb->vlan_tci | OVS_BPF_VLAN_CFI);
+        u->vlan_proto = (__be16) skb->vlan_proto;
+    } else {
+        u->vlan_tci = 0;
+        u->vlan_proto = 0;
+    }
+    if (type != OVS_BPF_UPCALL_ACTION) {
+        u->userdata_len = 0;
+    }
+    if (bpf_perf_event_output(skb, &upcalls, BPF_F_CURRENT_CPU | (cap << 32),
+                              u, sizeof *u) < 0) {
+        ovs_bpf_count(OVS_BPF_STAT_LOST);
+    }
+}
+
+#endif /* BPF_UPCALL_H */

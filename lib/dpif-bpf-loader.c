@@ -1,0 +1,538 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#include <config.h>
+
+#include "dpif-bpf-loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "bpf/datapath-abi.h"
+#include "dirs.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/vlog.h"
+#include "ovs-thread.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
+
+#ifndef BPF_DATAPATH_BUILD_OBJ
+#define BPF_DATAPATH_BUILD_OBJ "bpf/datapath.bpf.o"
+#endif
+
+/* Our TC filter: one per device, at a fixed handle and priority so that a
+ * re-attach replaces it and a detach finds it. */
+#define DPIF_BPF_TC_HANDLE 0x4f56
+#define DPIF_BPF_TC_PRIORITY 1
+
+/* The action programs, by the slot of the 'tailcalls' program array that
+ * holds them.  The slot is the action type (enum ovs_bpf_action_type), so
+ * the designated initializers keep this table right if the enum grows.  An
+ * action without a program here (or missing from the object) leaves its slot
+ * empty: the tail call fails and the BPF side counts an action error. */
+static const char *const tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
+    [OVS_BPF_ACTION_OUTPUT] = "ovs_bpf_act_output",
+    [OVS_BPF_ACTION_USERSPACE] = "ovs_bpf_act_userspace",
+    [OVS_BPF_ACTION_SET_ETH] = "ovs_bpf_act_set_eth",
+    [OVS_BPF_ACTION_SET_IPV4] = "ovs_bpf_act_set_ipv4",
+    [OVS_BPF_ACTION_SET_IPV6_SRC] = "ovs_bpf_act_set_ipv6_src",
+    [OVS_BPF_ACTION_SET_IPV6_DST] = "ovs_bpf_act_set_ipv6_dst",
+    [OVS_BPF_ACTION_SET_IPV6_MISC] = "ovs_bpf_act_set_ipv6_misc",
+    [OVS_BPF_ACTION_SET_TCP] = "ovs_bpf_act_set_tcp",
+    [OVS_BPF_ACTION_SET_UDP] = "ovs_bpf_act_set_udp",
+    [OVS_BPF_ACTION_PUSH_VLAN] = "ovs_bpf_act_push_vlan",
+    [OVS_BPF_ACTION_POP_VLAN] = "ovs_bpf_act_pop_vlan",
+    [OVS_BPF_ACTION_RECIRC] = "ovs_bpf_act_recirc",
+    [OVS_BPF_ACTION_HASH] = "ovs_bpf_act_hash",
+    [OVS_BPF_ACTION_TRUNC] = "ovs_bpf_act_trunc",
+    [OVS_BPF_ACTION_CLONE] = "ovs_bpf_act_clone",
+    [OVS_BPF_ACTION_SAMPLE] = "ovs_bpf_act_sample",
+    [OVS_BPF_ACTION_SET_PRIORITY] = "ovs_bpf_act_set_priority",
+    [OVS_BPF_ACTION_SET_MARK] = "ovs_bpf_act_set_mark",
+    [OVS_BPF_TAILCALL_LOOKUP] = "ovs_bpf_lookup",
+};
+
+/* libbpf messages.
+ *
+ * libbpf reports conditions that are normal for us at its WARN level (for
+ * example the netlink "Exclusivity flag on" message when a clsact qdisc
+ * already exists), and OVS's system tests fail on any WARN in the log, so
+ * every libbpf message goes to DBG.  While an object is being loaded, its
+ * warnings are also collected in 'load_log', so that the verifier's message
+ * of a failed load can be logged at ERR with the error.
+ *
+ * libbpf's print hook is global to the process and netdev-afxdp installs its
+ * own: ours is installed only around our own libbpf calls. */
+static struct ovs_mutex libbpf_mutex = OVS_MUTEX_INITIALIZER;
+static struct ds load_log OVS_GUARDED_BY(libbpf_mutex)
+    = DS_EMPTY_INITIALIZER;
+static bool capturing OVS_GUARDED_BY(libbpf_mutex);
+
+static int
+libbpf_print_cb(enum libbpf_print_level level, const char *format,
+                va_list args)
+{
+    /* libbpf reports failures, the verifier's log included, at its WARN
+     * level; the rest of a load's log is only noise next to them. */
+    if (capturing && level == LIBBPF_WARN) {
+        va_list args2;
+
+        va_copy(args2, args);
+        ds_put_format_valist(&load_log, format, args2);
+        va_end(args2);
+    }
+    if (VLOG_IS_DBG_ENABLED()) {
+        vlog_valist(&this_module, VLL_DBG, format, args);
+    }
+    return 0;
+}
+
+static libbpf_print_fn_t
+libbpf_begin(bool capture)
+    OVS_ACQUIRES(libbpf_mutex)
+{
+    ovs_mutex_lock(&libbpf_mutex);
+    capturing = capture;
+    ds_clear(&load_log);
+    return libbpf_set_print(libbpf_print_cb);
+}
+
+static void
+libbpf_end(libbpf_print_fn_t old)
+    OVS_RELEASES(libbpf_mutex)
+{
+    libbpf_set_print(old);
+    capturing = false;
+    ovs_mutex_unlock(&libbpf_mutex);
+}
+
+static const char *
+find_object(void)
+{
+    static char *installed;
+    const char *env = getenv(DPIF_BPF_OBJ_ENV);
+    struct stat s;
+
+    if (env && env[0]) {
+        return env;
+    }
+    if (!installed) {
+        installed = xasprintf("%s/bpf/datapath.bpf.o", ovs_pkgdatadir());
+    }
+    if (!stat(installed, &s)) {
+        return installed;
+    }
+    return BPF_DATAPATH_BUILD_OBJ;
+}
+
+/* Mounts the BPF filesystem on /sys/fs/bpf unless it is already there. */
+static int
+ensure_bpffs(void)
+{
+    struct statfs fs;
+
+    if (!statfs("/sys/fs/bpf", &fs) && fs.f_type == BPF_FS_MAGIC) {
+        return 0;
+    }
+    if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+        return errno;
+    }
+    VLOG_INFO("mounted the BPF filesystem on /sys/fs/bpf");
+    return 0;
+}
+
+static const char *const pinned_maps[] = {
+    OVS_BPF_MAP_FLOW_TABLE, OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_DP_CONFIG,
+    OVS_BPF_MAP_DP_STATS, OVS_BPF_MAP_PORTS, OVS_BPF_MAP_IFINDEXES,
+    OVS_BPF_MAP_UPCALLS, OVS_BPF_MAP_TAILCALLS,
+};
+
+static void
+remove_pins(const char *dir)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
+        char *path = xasprintf("%s/%s", dir, pinned_maps[i]);
+
+        unlink(path);
+        free(path);
+    }
+    rmdir(dir);
+}
+
+/* Finds the __u32 .rodata variable 'name' of 'obj' through the object's BTF.
+ * On success stores the .rodata map in '*mapp' and the variable's offset in
+ * it in '*offsetp' and returns 0. */
+static int
+rodata_find_u32(struct bpf_object *obj, const char *name,
+                struct bpf_map **mapp, size_t *offsetp)
+{
+    const struct btf_var_secinfo *vsi;
+    const struct btf_type *sec;
+    struct bpf_map *rodata = NULL;
+    struct bpf_map *map;
+    struct btf *btf;
+    size_t size;
+    int id;
+
+    bpf_object__for_each_map (map, obj) {
+        const char *map_name = bpf_map__name(map);
+        size_t len = strlen(map_name);
+
+        if (bpf_map__is_internal(map) && len >= 7
+            && !strcmp(map_name + len - 7, ".rodata")) {
+            rodata = map;
+            break;
+        }
+    }
+    btf = bpf_object__btf(obj);
+    if (!rodata || !btf || !bpf_map__initial_value(rodata, &size)) {
+        return ENOENT;
+    }
+    id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+    if (id < 0) {
+        return ENOENT;
+    }
+    sec = btf__type_by_id(btf, id);
+    vsi = btf_var_secinfos(sec);
+    for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
+        const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+        const char *var_name = btf__name_by_offset(btf, var->name_off);
+
+        if (var_name && !strcmp(var_name, name)) {
+            if (vsi->size != sizeof(uint32_t)
+                || vsi->offset + sizeof(uint32_t) > size) {
+                return EINVAL;
+            }
+            *mapp = rodata;
+            *offsetp = vsi->offset;
+            return 0;
+        }
+    }
+    return ENOENT;
+}
+
+static int
+rodata_get_u32(struct bpf_object *obj, const char *name, uint32_t *value)
+{
+    struct bpf_map *map;
+    size_t offset, size;
+    int error;
+
+    error = rodata_find_u32(obj, name, &map, &offset);
+    if (!error) {
+        const char *data = bpf_map__initial_value(map, &size);
+
+        memcpy(value, data + offset, sizeof *value);
+    }
+    return error;
+}
+
+/* Sets the initial value of a .rodata variable, which the programs see as a
+ * constant once the object is loaded. */
+static int
+rodata_set_u32(struct bpf_object *obj, const char *name, uint32_t value)
+{
+    struct bpf_map *map;
+    size_t offset, size;
+    int error;
+
+    error = rodata_find_u32(obj, name, &map, &offset);
+    if (!error) {
+        char *data = xmemdup(bpf_map__initial_value(map, &size), size);
+
+        memcpy(data + offset, &value, sizeof value);
+        error = -bpf_map__set_initial_value(map, data, size);
+        free(data);
+    }
+    return error;
+}
+
+static int
+map_fd(struct bpf_object *obj, const char *name, int *fdp)
+{
+    struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
+
+    *fdp = map ? bpf_map__fd(map) : -1;
+    return *fdp >= 0 ? 0 : ENOENT;
+}
+
+static int
+prog_fd(struct bpf_object *obj, const char *name, int *fdp)
+{
+    struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+
+    *fdp = prog ? bpf_program__fd(prog) : -1;
+    return *fdp >= 0 ? 0 : ENOENT;
+}
+
+/* Opens, checks and loads the datapath object for the datapath 'dp_name'.
+ * On failure, returns a positive errno value and stores in '*errorp' a
+ * message for the user (to be freed by the caller); the details, with the
+ * verifier's log if the kernel refused a program, are in the log. */
+int
+dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
+                  struct dpif_bpf_obj **objp, char **errorp)
+{
+    struct dpif_bpf_obj *o = xzalloc(sizeof *o);
+    const char *path = find_object();
+    libbpf_print_fn_t old_print;
+    struct bpf_map *flow_table;
+    int error;
+
+    *objp = NULL;
+    *errorp = NULL;
+    o->path = xstrdup(path);
+
+    old_print = libbpf_begin(true);
+
+    o->obj = bpf_object__open_file(path, NULL);
+    if (!o->obj) {
+        error = errno;
+        *errorp = xasprintf("cannot open BPF object %s (%s)", path,
+                            ovs_strerror(error));
+        goto error;
+    }
+
+    error = rodata_get_u32(o->obj, OVS_BPF_RODATA_ABI_VERSION,
+                           &o->abi_version);
+    if (error) {
+        *errorp = xasprintf("BPF object %s has no readable %s (%s)", path,
+                            OVS_BPF_RODATA_ABI_VERSION, ovs_strerror(error));
+        goto error;
+    }
+    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+        error = EPROTO;
+        *errorp = xasprintf("BPF object %s has ABI version %"PRIu32", "
+                            "ovs-vswitchd expects %d", path, o->abi_version,
+                            OVS_BPF_ABI_VERSION);
+        goto error;
+    }
+
+    flow_table = bpf_object__find_map_by_name(o->obj, OVS_BPF_MAP_FLOW_TABLE);
+    if (!flow_table) {
+        error = ENOENT;
+        *errorp = xasprintf("BPF object %s has no map %s", path,
+                            OVS_BPF_MAP_FLOW_TABLE);
+        goto error;
+    }
+    if (cfg->flow_table_size) {
+        bpf_map__set_max_entries(flow_table, cfg->flow_table_size);
+    }
+
+    /* The parser must decode as many VLAN tags as flow_extract() does for
+     * the upcalled packets, or the megaflows of packets with more tags
+     * would never match in BPF. */
+    if (!rodata_set_u32(o->obj, OVS_BPF_RODATA_VLAN_LIMIT,
+                        cfg->vlan_limit)) {
+        o->vlan_limit = cfg->vlan_limit;
+    } else {
+        VLOG_INFO("%s: BPF object has no %s: it decodes its default number "
+                  "of VLAN tags", dp_name, OVS_BPF_RODATA_VLAN_LIMIT);
+    }
+
+    error = -bpf_object__load(o->obj);
+    if (error) {
+        *errorp = xasprintf("cannot load BPF object %s (%s)", path,
+                            ovs_strerror(error));
+        goto error;
+    }
+
+    if (map_fd(o->obj, OVS_BPF_MAP_FLOW_TABLE, &o->flow_table_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_FLOW_MASKS, &o->flow_masks_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_DP_CONFIG, &o->dp_config_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_DP_STATS, &o->dp_stats_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_PORTS, &o->ports_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_IFINDEXES, &o->ifindexes_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_UPCALLS, &o->upcalls_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_TAILCALLS, &o->tailcalls_fd)
+        || prog_fd(o->obj, OVS_BPF_PROG_INGRESS, &o->ingress_prog_fd)
+        || prog_fd(o->obj, OVS_BPF_PROG_DOWNCALL, &o->downcall_prog_fd)) {
+        error = ENOENT;
+        *errorp = xasprintf("BPF object %s lacks a map or program of the "
+                            "datapath ABI", path);
+        goto error;
+    }
+
+    for (uint32_t i = 0; i < ARRAY_SIZE(tailcall_progs); i++) {
+        int fd;
+
+        if (!tailcall_progs[i]) {
+            continue;
+        }
+        if (prog_fd(o->obj, tailcall_progs[i], &fd)) {
+            /* Not fatal: the translation only uses actions whose program
+             * exists... or the packet is dropped and counted. */
+            VLOG_INFO("%s: BPF object has no program %s",
+                      dp_name, tailcall_progs[i]);
+            continue;
+        }
+        if (bpf_map_update_elem(o->tailcalls_fd, &i, &fd, BPF_ANY)) {
+            error = errno;
+            *errorp = xasprintf("cannot insert %s into the tail call "
+                                "array (%s)", tailcall_progs[i],
+                                ovs_strerror(error));
+            goto error;
+        }
+    }
+
+    error = ensure_bpffs();
+    if (error) {
+        *errorp = xasprintf("cannot mount the BPF filesystem on /sys/fs/bpf "
+                            "(%s)", ovs_strerror(error));
+        goto error;
+    }
+    if (mkdir(DPIF_BPF_PIN_ROOT, 0700) && errno != EEXIST) {
+        error = errno;
+        *errorp = xasprintf("cannot create %s (%s)", DPIF_BPF_PIN_ROOT,
+                            ovs_strerror(error));
+        goto error;
+    }
+    o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
+    /* Pins that a killed ovs-vswitchd left behind only keep its old maps
+     * alive: nothing uses them any more. */
+    remove_pins(o->pin_dir);
+    if (mkdir(o->pin_dir, 0700)) {
+        error = errno;
+        *errorp = xasprintf("cannot create %s (%s)", o->pin_dir,
+                            ovs_strerror(error));
+        goto error;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
+        struct bpf_map *map = bpf_object__find_map_by_name(o->obj,
+                                                           pinned_maps[i]);
+        char *pin = xasprintf("%s/%s", o->pin_dir, pinned_maps[i]);
+
+        error = -bpf_map__pin(map, pin);
+        free(pin);
+        if (error) {
+            *errorp = xasprintf("cannot pin map %s in %s (%s)",
+                                pinned_maps[i], o->pin_dir,
+                                ovs_strerror(error));
+            goto error;
+        }
+    }
+
+    libbpf_end(old_print);
+    VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32"), maps "
+              "pinned in %s", dp_name, path, o->abi_version, o->pin_dir);
+    *objp = o;
+    return 0;
+
+error:
+    if (load_log.length) {
+        VLOG_ERR("%s: %s; libbpf said:\n%s", dp_name, *errorp,
+                 ds_cstr(&load_log));
+    } else {
+        VLOG_ERR("%s: %s", dp_name, *errorp);
+    }
+    libbpf_end(old_print);
+    dpif_bpf_obj_unload(o);
+    return error;
+}
+
+void
+dpif_bpf_obj_unload(struct dpif_bpf_obj *o)
+{
+    if (!o) {
+        return;
+    }
+    if (o->pin_dir) {
+        remove_pins(o->pin_dir);
+        free(o->pin_dir);
+    }
+    if (o->obj) {
+        libbpf_print_fn_t old_print = libbpf_begin(false);
+
+        bpf_object__close(o->obj);
+        libbpf_end(old_print);
+    }
+    free(o->path);
+    free(o);
+}
+
+int
+dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
+                   bool *created_qdisc)
+{
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+                .attach_point = BPF_TC_INGRESS);
+    LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
+                .priority = DPIF_BPF_TC_PRIORITY, .prog_fd = fd,
+                .flags = BPF_TC_F_REPLACE);
+    libbpf_print_fn_t old_print;
+    int error;
+
+    old_print = libbpf_begin(false);
+    error = -bpf_tc_hook_create(&hook);
+    *created_qdisc = !error;
+    if (error == EEXIST) {
+        LIBBPF_OPTS(bpf_tc_opts, ours, .handle = DPIF_BPF_TC_HANDLE,
+                    .priority = DPIF_BPF_TC_PRIORITY);
+
+        /* Our filter already there means that an ovs-vswitchd of ours that
+         * did not exit cleanly (e.g. killed) made this qdisc: take it over,
+         * so that removing the port removes it. */
+        *created_qdisc = !bpf_tc_query(&hook, &ours);
+        error = 0;
+    }
+    if (error) {
+        VLOG_WARN("%s: cannot create clsact qdisc (%s)",
+                  devname, ovs_strerror(error));
+    } else {
+        error = -bpf_tc_attach(&hook, &opts);
+        if (error) {
+            VLOG_WARN("%s: cannot attach BPF program at TC ingress (%s)",
+                      devname, ovs_strerror(error));
+            if (*created_qdisc) {
+                hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+                bpf_tc_hook_destroy(&hook);
+                *created_qdisc = false;
+            }
+        }
+    }
+    libbpf_end(old_print);
+    return error;
+}
+
+void
+dpif_bpf_tc_detach(int ifindex, bool remove_qdisc)
+{
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+                .attach_point = BPF_TC_INGRESS);
+    LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
+                .priority = DPIF_BPF_TC_PRIORITY);
+    libbpf_print_fn_t old_print;
+
+    old_print = libbpf_begin(false);
+    /* Errors are expected if the device is already gone. */
+    bpf_tc_detach(&hook, &opts);
+    if (remove_qdisc) {
+        hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+        bpf_tc_hook_destroy(&hook);
+    }
+    libbpf_end(old_print);
+}

@@ -1,0 +1,1238 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#include <config.h>
+
+#include "dpif-bpf-odp.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "flow.h"
+#include "netlink.h"
+#include "odp-netlink.h"
+#include "odp-util.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/ofpbuf.h"
+#include "openvswitch/vlog.h"
+#include "packets.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpif_bpf_odp);
+
+/* The ABI structs have the same layout for clang -target bpf and for the
+ * host compiler only if these hold. */
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == 128);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) % 8 == 0);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_table_key)
+                  == 8 + sizeof(struct ovs_bpf_flow_key));
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_action) == 64);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow)
+                  == 40 + OVS_BPF_MAX_ACTIONS * sizeof(struct ovs_bpf_action));
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_mask)
+                  == 8 + sizeof(struct ovs_bpf_flow_key));
+BUILD_ASSERT_DECL(OVS_BPF_USERDATA_LEN == sizeof(struct user_action_cookie));
+
+/* BPF key fields whose meaning is narrower than the 'struct flow' field of
+ * the same name: the bits outside these masks are always zero in packets, so
+ * a mask that covers them is normalized to one that does not. */
+#define BPF_TCP_FLAGS_MASK 0x0fff
+#define BPF_IPV6_LABEL_MASK IPV6_LABEL_MASK
+
+void
+dpif_bpf_odp_support(struct odp_support *support)
+{
+    memset(support, 0, sizeof *support);
+    support->max_vlan_headers = 2;
+    support->max_mpls_depth = 0;
+    support->recirc = true;
+    /* No conntrack, no conntrack original tuple, no ND extensions: the BPF
+     * key has no field for them. */
+}
+
+/* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
+ * for keys and, with 'f' a mask, for masks. */
+static void
+flow_fields_to_bpf(const struct flow *f, struct ovs_bpf_flow_key *k)
+{
+    memset(k, 0, sizeof *k);
+
+    k->in_port = odp_to_u32(f->in_port.odp_port);
+    k->recirc_id = f->recirc_id;
+    k->dp_hash = f->dp_hash;
+    k->skb_priority = f->skb_priority;
+    k->skb_mark = f->pkt_mark;
+
+    memcpy(k->eth_dst, f->dl_dst.ea, ETH_ADDR_LEN);
+    memcpy(k->eth_src, f->dl_src.ea, ETH_ADDR_LEN);
+    k->eth_type = f->dl_type;
+    for (int i = 0; i < 2; i++) {
+        k->vlans[i].tpid = f->vlans[i].tpid;
+        k->vlans[i].tci = f->vlans[i].tci;
+    }
+
+    k->ipv4_src = f->nw_src;
+    k->ipv4_dst = f->nw_dst;
+    memcpy(k->ipv6_src, &f->ipv6_src, 16);
+    memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
+    k->ipv6_label = f->ipv6_label;
+    k->nw_proto = f->nw_proto;
+    k->nw_tos = f->nw_tos;
+    k->nw_ttl = f->nw_ttl;
+    k->nw_frag = f->nw_frag;
+
+    k->tp_src = f->tp_src;
+    k->tp_dst = f->tp_dst;
+    k->tcp_flags = f->tcp_flags;
+    memcpy(k->arp_sha, f->arp_sha.ea, ETH_ADDR_LEN);
+    memcpy(k->arp_tha, f->arp_tha.ea, ETH_ADDR_LEN);
+    memcpy(k->nd_target, &f->nd_target, 16);
+}
+
+/* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
+ * and leaves the others alone. */
+static void
+bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, struct flow *f)
+{
+    f->in_port.odp_port = u32_to_odp(k->in_port);
+    f->recirc_id = k->recirc_id;
+    f->dp_hash = k->dp_hash;
+    f->skb_priority = k->skb_priority;
+    f->pkt_mark = k->skb_mark;
+
+    memcpy(f->dl_dst.ea, k->eth_dst, ETH_ADDR_LEN);
+    memcpy(f->dl_src.ea, k->eth_src, ETH_ADDR_LEN);
+    f->dl_type = k->eth_type;
+    for (int i = 0; i < 2; i++) {
+        f->vlans[i].tpid = k->vlans[i].tpid;
+        f->vlans[i].tci = k->vlans[i].tci;
+    }
+
+    f->nw_src = k->ipv4_src;
+    f->nw_dst = k->ipv4_dst;
+    memcpy(&f->ipv6_src, k->ipv6_src, 16);
+    memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
+    f->ipv6_label = k->ipv6_label;
+    f->nw_proto = k->nw_proto;
+    f->nw_tos = k->nw_tos;
+    f->nw_ttl = k->nw_ttl;
+    f->nw_frag = k->nw_frag;
+
+    f->tp_src = k->tp_src;
+    f->tp_dst = k->tp_dst;
+    f->tcp_flags = k->tcp_flags;
+    memcpy(f->arp_sha.ea, k->arp_sha, ETH_ADDR_LEN);
+    memcpy(f->arp_tha.ea, k->arp_tha, ETH_ADDR_LEN);
+    memcpy(&f->nd_target, k->nd_target, 16);
+}
+
+/* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
+ * left of a mask is what the BPF key cannot hold. */
+static void
+clear_bpf_fields(struct flow *m)
+{
+    struct ovs_bpf_flow_key zero;
+
+    memset(&zero, 0, sizeof zero);
+    bpf_fields_to_flow(&zero, m);
+}
+
+/* Returns true if 'a & b' is zero over 'n' bytes. */
+static bool
+and_is_zero(const void *a_, const void *b_, size_t n)
+{
+    const uint8_t *a = a_;
+    const uint8_t *b = b_;
+
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] & b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void
+and_bytes(void *dst_, const void *mask_, size_t n)
+{
+    uint8_t *dst = dst_;
+    const uint8_t *mask = mask_;
+
+    for (size_t i = 0; i < n; i++) {
+        dst[i] &= mask[i];
+    }
+}
+
+/* Checks the fields of 'm' (the mask of 'flow') that the BPF key cannot
+ * hold.  Some are metadata that a packet of the BPF datapath never has: no
+ * tunnel, no conntrack.  They are always zero, so matching them with zero,
+ * which exact-match keys do (see flow_wildcards_init_for_packet()), matches
+ * every packet and is accepted.  Every other field must be wildcarded.
+ * Clears the accepted fields from 'm'. */
+static bool
+check_unsupported(const struct flow *flow, struct flow *m)
+{
+#define ZERO_UNDER_MASK(FIELD)                                         \
+    (and_is_zero(&flow->FIELD, &m->FIELD, sizeof flow->FIELD)          \
+     ? (memset(&m->FIELD, 0, sizeof m->FIELD), true)                   \
+     : false)
+
+    if (!ZERO_UNDER_MASK(tunnel)
+        || !ZERO_UNDER_MASK(ct_state)
+        || !ZERO_UNDER_MASK(ct_nw_proto)
+        || !ZERO_UNDER_MASK(ct_zone)
+        || !ZERO_UNDER_MASK(ct_mark)
+        || !ZERO_UNDER_MASK(ct_label)
+        || !ZERO_UNDER_MASK(ct_nw_src)
+        || !ZERO_UNDER_MASK(ct_nw_dst)
+        || !ZERO_UNDER_MASK(ct_ipv6_src)
+        || !ZERO_UNDER_MASK(ct_ipv6_dst)
+        || !ZERO_UNDER_MASK(ct_tp_src)
+        || !ZERO_UNDER_MASK(ct_tp_dst)) {
+        return false;
+    }
+#undef ZERO_UNDER_MASK
+
+    /* Checked by the caller. */
+    m->packet_type = 0;
+
+    /* MPLS labels, NSH, IGMP group / ND reserved, OpenFlow metadata...:
+     * the BPF parser does not look at them, so they must not be matched. */
+    return is_all_zeros(m, sizeof *m);
+}
+
+/* Translates 'flow' under 'wc' into '*bkey' and '*bmask'.  With 'strict',
+ * refuses a mask that matches a field the BPF key cannot hold.  On error,
+ * stores a static string that says why in '*reason'. */
+static int
+flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
+              bool strict, struct ovs_bpf_flow_key *bkey,
+              struct ovs_bpf_flow_key *bmask, const char **reason)
+{
+    struct flow m = wc->masks;
+
+    /* Only Ethernet frames reach the BPF programs (TC on Ethernet ports). */
+    if (flow->packet_type != htonl(PT_ETH)) {
+        *reason = "not an Ethernet packet type";
+        return EINVAL;
+    }
+
+    /* Like every datapath, the BPF one matches the input port exactly: ports
+     * are in the key so that a flow never applies to the wrong port. */
+    if (m.in_port.odp_port != ODPP_NONE) {
+        *reason = "in_port is not matched exactly";
+        return EINVAL;
+    }
+
+    *reason = "a field is matched beyond its width";
+
+    /* tcp_flags is 12 bits wide and the IPv6 flow label 20 bits: bits above
+     * are zero in every packet, so a mask that covers them matches only if
+     * the value has them zero as well, and then they can be dropped. */
+    if (flow->tcp_flags & m.tcp_flags & ~htons(BPF_TCP_FLAGS_MASK)) {
+        return EINVAL;
+    }
+    m.tcp_flags &= htons(BPF_TCP_FLAGS_MASK);
+    if (flow->ipv6_label & m.ipv6_label & ~htonl(BPF_IPV6_LABEL_MASK)) {
+        return EINVAL;
+    }
+    m.ipv6_label &= htonl(BPF_IPV6_LABEL_MASK);
+    if (flow->nw_frag & m.nw_frag & ~FLOW_NW_FRAG_MASK) {
+        return EINVAL;
+    }
+    m.nw_frag &= FLOW_NW_FRAG_MASK;
+
+    /* ICMP type and code are 8 bits wide, in the low byte of 'tp_src' and
+     * 'tp_dst' (see xlate_wc_finish()). */
+    if (is_icmpv4(flow, NULL) || is_icmpv6(flow, NULL)) {
+        if ((flow->tp_src & m.tp_src & ~htons(0xff))
+            || (flow->tp_dst & m.tp_dst & ~htons(0xff))) {
+            return EINVAL;
+        }
+        m.tp_src &= htons(0xff);
+        m.tp_dst &= htons(0xff);
+    }
+
+    /* For ICMPv6 neighbour discovery, struct flow reuses 'tcp_flags' for the
+     * ND option type (the ND extensions, which this datapath does not
+     * claim). */
+    if (m.tcp_flags && is_icmpv6(flow, NULL)) {
+        *reason = "the ND option type is matched";
+        return EINVAL;
+    }
+
+    flow_fields_to_bpf(&m, bmask);
+
+    if (strict) {
+        struct flow rest = m;
+
+        clear_bpf_fields(&rest);
+        if (!check_unsupported(flow, &rest)) {
+            *reason = "a field the BPF flow key cannot hold is matched";
+            return EINVAL;
+        }
+    }
+
+    flow_fields_to_bpf(flow, bkey);
+    and_bytes(bkey, bmask, sizeof *bkey);
+    return 0;
+}
+
+int
+dpif_bpf_flow_to_key(const struct flow *flow, const struct flow_wildcards *wc,
+                     struct ovs_bpf_flow_key *bkey,
+                     struct ovs_bpf_flow_key *bmask)
+{
+    struct flow_wildcards exact;
+    const char *reason;
+
+    if (!wc) {
+        flow_wildcards_init_for_packet(&exact, flow);
+        return flow_to_key__(flow, &exact, false, bkey, bmask, &reason);
+    }
+    return flow_to_key__(flow, wc, true, bkey, bmask, &reason);
+}
+
+static void
+log_bad_key(const char *what, const struct nlattr *key, size_t key_len,
+            const struct nlattr *mask, size_t mask_len, const char *error)
+{
+    static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+    /* Not a warning: ofproto probes datapath features with keys that a
+     * datapath may reject. */
+    if (!VLOG_DROP_DBG(&rl)) {
+        struct ds s = DS_EMPTY_INITIALIZER;
+
+        odp_flow_format(key, key_len, mask, mask_len, NULL, &s, true);
+        VLOG_DBG("cannot translate flow %s (%s): %s", what, error,
+                 ds_cstr(&s));
+        ds_destroy(&s);
+    }
+}
+
+int
+dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
+                    const struct nlattr *mask, size_t mask_len,
+                    struct ovs_bpf_flow_key *bkey,
+                    struct ovs_bpf_flow_key *bmask)
+{
+    enum odp_key_fitness fitness;
+    struct flow_wildcards wc;
+    const char *reason;
+    struct flow flow;
+    char *error = NULL;
+    int err;
+
+    /* Like dpif-netdev, accept only keys that odp-util parses perfectly: a
+     * key with more or fewer attributes than expected would be matched
+     * differently from what the caller meant.  Passing 'error' keeps
+     * odp-util from logging a warning for each bad key. */
+    fitness = odp_flow_key_to_flow(key, key_len, &flow, &error);
+    if (fitness != ODP_FIT_PERFECT) {
+        log_bad_key("key", key, key_len, NULL, 0,
+                    error ? error : odp_key_fitness_to_string(fitness));
+        free(error);
+        return EINVAL;
+    }
+
+    fitness = odp_flow_key_to_mask(mask_len ? mask : NULL, mask_len, &wc,
+                                   &flow, &error);
+    if (fitness != ODP_FIT_PERFECT) {
+        log_bad_key("mask", key, key_len, mask, mask_len,
+                    error ? error : odp_key_fitness_to_string(fitness));
+        free(error);
+        return EINVAL;
+    }
+
+    if (!mask_len && is_igmp(&flow, NULL)) {
+        /* The exact-match mask of flow_wildcards_init_for_packet() includes
+         * the IGMP type, code and group, which no ODP key attribute carries
+         * (their values here are zeros, not the packet's): like the kernel
+         * datapath, do not match them. */
+        wc.masks.tp_src = 0;
+        wc.masks.tp_dst = 0;
+        wc.masks.igmp_group_ip4 = 0;
+    }
+
+    err = flow_to_key__(&flow, &wc, true, bkey, bmask, &reason);
+    if (err) {
+        log_bad_key("key", key, key_len, mask, mask_len, reason);
+    }
+    return err;
+}
+
+void
+dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
+                     const struct ovs_bpf_flow_key *bmask,
+                     struct flow *flow, struct flow_wildcards *wc)
+{
+    memset(flow, 0, sizeof *flow);
+    bpf_fields_to_flow(bkey, flow);
+    flow->packet_type = htonl(PT_ETH);
+
+    if (wc) {
+        memset(wc, 0, sizeof *wc);
+        bpf_fields_to_flow(bmask, &wc->masks);
+        wc->masks.packet_type = OVS_BE32_MAX;
+    }
+}
+
+void
+dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
+                    const struct ovs_bpf_flow_key *bmask,
+                    struct ofpbuf *key, struct ofpbuf *mask)
+{
+    struct odp_flow_key_parms parms;
+    struct flow_wildcards wc;
+    struct flow flow;
+    size_t key_ofs = key->size;
+
+    dpif_bpf_key_to_flow(bkey, bmask, &flow, &wc);
+
+    /* 'bkey' is masked, so it may have lost what the Netlink encoding needs
+     * to know which attributes to emit: restore a value under a zero
+     * mask where that is the case. */
+    for (int i = 0; i < 2; i++) {
+        if (flow.vlans[i].tpid && !(flow.vlans[i].tci & htons(VLAN_CFI))) {
+            /* A tag whose TCI is wildcarded is still a tag. */
+            flow.vlans[i].tci |= htons(VLAN_CFI);
+        }
+    }
+    if (eth_type_mpls(flow.dl_type)) {
+        /* An MPLS key needs a label stack entry, here a wildcarded one (the
+         * BPF key has no label), with the bottom of stack bit so that it is
+         * the only one. */
+        flow.mpls_lse[0] = htonl(MPLS_BOS_MASK);
+    }
+    if (!wc.masks.dl_type) {
+        /* An Ethertype below ETH_TYPE_MIN would be encoded as "not
+         * Ethernet II" with an exact mask. */
+        flow.dl_type = htons(ETH_TYPE_MIN);
+    }
+
+    memset(&parms, 0, sizeof parms);
+    parms.flow = &flow;
+    parms.mask = &wc.masks;
+    dpif_bpf_odp_support(&parms.support);
+    /* With a depth of 0 the mask of an MPLS flow would have an empty (and
+     * invalid) MPLS attribute: one wildcarded label is right. */
+    parms.support.max_mpls_depth = 1;
+    odp_flow_key_from_flow(&parms, key);
+
+    if (mask) {
+        struct ofpbuf key_buf;
+
+        ofpbuf_use_const(&key_buf, (char *) key->data + key_ofs,
+                         key->size - key_ofs);
+        parms.key_buf = &key_buf;
+        odp_flow_key_from_mask(&parms, mask);
+    }
+}
+
+/* Actions. */
+
+/* Translation state. */
+struct act_xlate {
+    struct ovs_bpf_action *slots;
+    uint32_t n;                 /* Slots needed so far (may exceed max). */
+    bool userspace_only;        /* Valid, but BPF cannot run it. */
+};
+
+static struct ovs_bpf_action *
+new_slot(struct act_xlate *x, enum ovs_bpf_action_type type)
+{
+    static struct ovs_bpf_action overflow;
+    struct ovs_bpf_action *slot;
+
+    /* Keep counting past the end, so that the caller learns about an
+     * unsupported action even in a list that is too long. */
+    slot = x->n < OVS_BPF_MAX_ACTIONS ? &x->slots[x->n] : &overflow;
+    x->n++;
+    memset(slot, 0, sizeof *slot);
+    slot->type = type;
+    return slot;
+}
+
+/* Returns true if the BPF programs can set the key attribute 'type'. */
+static bool
+set_is_bpf(enum ovs_key_attr type)
+{
+    return (type == OVS_KEY_ATTR_PRIORITY || type == OVS_KEY_ATTR_SKB_MARK
+            || type == OVS_KEY_ATTR_ETHERNET || type == OVS_KEY_ATTR_IPV4
+            || type == OVS_KEY_ATTR_IPV6 || type == OVS_KEY_ATTR_TCP
+            || type == OVS_KEY_ATTR_UDP);
+}
+
+/* Translates set() or set_masked() ('masked') of a key attribute of type
+ * 'type' whose value and mask ('size' bytes each) are 'value' and 'mask'
+ * (for set() an all-ones 'mask'). */
+static int
+xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
+          const void *mask, size_t size, bool masked, bool *modifies)
+{
+    struct ovs_bpf_action *s;
+    int expected;
+
+    expected = (type <= OVS_KEY_ATTR_MAX
+                ? ovs_flow_key_attr_lens[type].len
+                : ATTR_LEN_INVALID);
+    if (expected == ATTR_LEN_INVALID
+        || (expected >= 0 && (size_t) expected != size)) {
+        return EINVAL;
+    }
+    if (is_all_zeros(mask, size) && set_is_bpf(type)) {
+        /* A set that changes nothing. */
+        return 0;
+    }
+
+    *modifies = true;
+    switch (type) {
+    case OVS_KEY_ATTR_PRIORITY:
+    case OVS_KEY_ATTR_SKB_MARK: {
+        const uint32_t *v = value, *m = mask;
+
+        s = new_slot(x, (type == OVS_KEY_ATTR_PRIORITY
+                         ? OVS_BPF_ACTION_SET_PRIORITY
+                         : OVS_BPF_ACTION_SET_MARK));
+        s->u.meta.value = *v & *m;
+        s->u.meta.mask = *m;
+        return 0;
+    }
+
+    case OVS_KEY_ATTR_ETHERNET: {
+        const struct ovs_key_ethernet *v = value, *m = mask;
+
+        s = new_slot(x, OVS_BPF_ACTION_SET_ETH);
+        for (int i = 0; i < ETH_ADDR_LEN; i++) {
+            s->u.eth.src[i] = v->eth_src.ea[i] & m->eth_src.ea[i];
+            s->u.eth.src_mask[i] = m->eth_src.ea[i];
+            s->u.eth.dst[i] = v->eth_dst.ea[i] & m->eth_dst.ea[i];
+            s->u.eth.dst_mask[i] = m->eth_dst.ea[i];
+        }
+        return 0;
+    }
+
+    case OVS_KEY_ATTR_IPV4: {
+        const struct ovs_key_ipv4 *v = value, *m = mask;
+
+        /* The protocol and fragment bits are not writable: set_masked()
+         * must not cover them (the kernel datapath refuses them too), set()
+         * leaves them alone, as odp-execute does. */
+        if (masked && (m->ipv4_proto || m->ipv4_frag)) {
+            return EINVAL;
+        }
+        s = new_slot(x, OVS_BPF_ACTION_SET_IPV4);
+        s->u.ipv4.src = v->ipv4_src & m->ipv4_src;
+        s->u.ipv4.src_mask = m->ipv4_src;
+        s->u.ipv4.dst = v->ipv4_dst & m->ipv4_dst;
+        s->u.ipv4.dst_mask = m->ipv4_dst;
+        s->u.ipv4.tos = v->ipv4_tos & m->ipv4_tos;
+        s->u.ipv4.tos_mask = m->ipv4_tos;
+        s->u.ipv4.ttl = v->ipv4_ttl & m->ipv4_ttl;
+        s->u.ipv4.ttl_mask = m->ipv4_ttl;
+        return 0;
+    }
+
+    case OVS_KEY_ATTR_IPV6: {
+        const struct ovs_key_ipv6 *v = value, *m = mask;
+        ovs_be32 label_mask = m->ipv6_label;
+
+        if (masked) {
+            if (m->ipv6_proto || m->ipv6_frag
+                || m->ipv6_label & ~htonl(IPV6_LABEL_MASK)) {
+                return EINVAL;
+            }
+        } else {
+            label_mask = htonl(IPV6_LABEL_MASK);
+        }
+
+        /* One slot per part that changes, so that a TTL decrement costs one
+         * small action instead of two address rewrites. */
+        if (!ipv6_mask_is_any(&m->ipv6_src)) {
+            s = new_slot(x, OVS_BPF_ACTION_SET_IPV6_SRC);
+            memcpy(s->u.ipv6_addr.addr, &v->ipv6_src, 16);
+            memcpy(s->u.ipv6_addr.mask, &m->ipv6_src, 16);
+            and_bytes(s->u.ipv6_addr.addr, s->u.ipv6_addr.mask, 16);
+        }
+        if (!ipv6_mask_is_any(&m->ipv6_dst)) {
+            s = new_slot(x, OVS_BPF_ACTION_SET_IPV6_DST);
+            memcpy(s->u.ipv6_addr.addr, &v->ipv6_dst, 16);
+            memcpy(s->u.ipv6_addr.mask, &m->ipv6_dst, 16);
+            and_bytes(s->u.ipv6_addr.addr, s->u.ipv6_addr.mask, 16);
+        }
+        if (label_mask || m->ipv6_tclass || m->ipv6_hlimit) {
+            s = new_slot(x, OVS_BPF_ACTION_SET_IPV6_MISC);
+            s->u.ipv6_misc.label = v->ipv6_label & label_mask;
+            s->u.ipv6_misc.label_mask = label_mask;
+            s->u.ipv6_misc.tclass = v->ipv6_tclass & m->ipv6_tclass;
+            s->u.ipv6_misc.tclass_mask = m->ipv6_tclass;
+            s->u.ipv6_misc.hlimit = v->ipv6_hlimit & m->ipv6_hlimit;
+            s->u.ipv6_misc.hlimit_mask = m->ipv6_hlimit;
+        }
+        return 0;
+    }
+
+    case OVS_KEY_ATTR_TCP:
+    case OVS_KEY_ATTR_UDP: {
+        const struct ovs_key_tcp *v = value, *m = mask;
+
+        BUILD_ASSERT_DECL(sizeof(struct ovs_key_tcp)
+                          == sizeof(struct ovs_key_udp));
+        s = new_slot(x, (type == OVS_KEY_ATTR_TCP
+                         ? OVS_BPF_ACTION_SET_TCP
+                         : OVS_BPF_ACTION_SET_UDP));
+        s->u.l4.src = v->tcp_src & m->tcp_src;
+        s->u.l4.src_mask = m->tcp_src;
+        s->u.l4.dst = v->tcp_dst & m->tcp_dst;
+        s->u.l4.dst_mask = m->tcp_dst;
+        return 0;
+    }
+
+    case OVS_KEY_ATTR_SCTP:
+    case OVS_KEY_ATTR_ARP:
+    case OVS_KEY_ATTR_ND:
+        /* odp_execute_actions() rewrites these (SCTP needs a CRC32c over
+         * the whole packet): ovs-vswitchd runs such flows. */
+        x->userspace_only = true;
+        return 0;
+
+    case OVS_KEY_ATTR_ND_EXTENSIONS:
+        /* ofproto probes with this action whether the datapath has the ND
+         * extension fields, which the BPF flow key does not have. */
+        return EINVAL;
+
+    case OVS_KEY_ATTR_ICMP:
+    case OVS_KEY_ATTR_ICMPV6:
+        /* odp-execute supports only the unmasked form. */
+        if (masked) {
+            return EINVAL;
+        }
+        x->userspace_only = true;
+        return 0;
+
+    case OVS_KEY_ATTR_TUNNEL:
+    case OVS_KEY_ATTR_MPLS:
+    case OVS_KEY_ATTR_NSH:
+    case OVS_KEY_ATTR_DP_HASH:
+    case OVS_KEY_ATTR_RECIRC_ID:
+    case OVS_KEY_ATTR_UNSPEC:
+    case OVS_KEY_ATTR_ENCAP:
+    case OVS_KEY_ATTR_IN_PORT:
+    case OVS_KEY_ATTR_ETHERTYPE:
+    case OVS_KEY_ATTR_VLAN:
+    case OVS_KEY_ATTR_TCP_FLAGS:
+    case OVS_KEY_ATTR_CT_STATE:
+    case OVS_KEY_ATTR_CT_ZONE:
+    case OVS_KEY_ATTR_CT_MARK:
+    case OVS_KEY_ATTR_CT_LABELS:
+    case OVS_KEY_ATTR_CT_ORIG_TUPLE_IPV4:
+    case OVS_KEY_ATTR_CT_ORIG_TUPLE_IPV6:
+    case OVS_KEY_ATTR_PACKET_TYPE:
+    case OVS_KEY_ATTR_TUNNEL_INFO:
+    case __OVS_KEY_ATTR_MAX:
+    default:
+        return EINVAL;
+    }
+}
+
+/* Returns the length of the argument of actions 'type' that this file
+ * translates, or -1 if it is variable or the action is not translated. */
+static int
+action_arg_len(uint16_t type)
+{
+    switch (type) {
+    case OVS_ACTION_ATTR_OUTPUT: return sizeof(uint32_t);
+    case OVS_ACTION_ATTR_TRUNC: return sizeof(struct ovs_action_trunc);
+    case OVS_ACTION_ATTR_PUSH_VLAN: return sizeof(struct ovs_action_push_vlan);
+    case OVS_ACTION_ATTR_POP_VLAN: return 0;
+    case OVS_ACTION_ATTR_RECIRC: return sizeof(uint32_t);
+    case OVS_ACTION_ATTR_HASH: return sizeof(struct ovs_action_hash);
+    case OVS_ACTION_ATTR_DROP: return sizeof(uint32_t);
+    default: return -1;
+    }
+}
+
+static int xlate_actions(struct act_xlate *, const struct nlattr *actions,
+                         size_t len, bool more_after, bool *modifies);
+
+/* Translates clone(A) and sample(A): the CLONE/SAMPLE slot, then A.
+ *
+ * The kernel datapath runs A on a copy of the packet.  The BPF programs run
+ * A on the packet itself, which is the same as long as nothing runs after
+ * A, or A leaves the packet and its metadata alone (outputs and userspace
+ * actions only).  Otherwise ovs-vswitchd runs the flow. */
+static int
+xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
+             uint32_t probability, const struct nlattr *actions, size_t len,
+             bool more_after, bool *modifies)
+{
+    struct ovs_bpf_action *slot;
+    uint32_t idx = x->n;
+    bool nested_modifies = false;
+    int error;
+
+    slot = new_slot(x, type);
+    slot->u.nested.probability = probability;
+    error = xlate_actions(x, actions, len, more_after, &nested_modifies);
+    if (error) {
+        return error;
+    }
+    if (nested_modifies) {
+        if (more_after) {
+            x->userspace_only = true;
+        }
+        *modifies = true;
+    }
+    if (idx < OVS_BPF_MAX_ACTIONS) {
+        x->slots[idx].u.nested.n_actions = x->n - idx - 1;
+    }
+    return 0;
+}
+
+static int
+xlate_userspace(struct act_xlate *x, const struct nlattr *a)
+{
+    static const struct nl_policy policy[] = {
+        [OVS_USERSPACE_ATTR_PID] = { .type = NL_A_U32 },
+        [OVS_USERSPACE_ATTR_USERDATA] = { .type = NL_A_UNSPEC,
+                                          .optional = true },
+        [OVS_USERSPACE_ATTR_EGRESS_TUN_PORT] = { .type = NL_A_U32,
+                                                 .optional = true },
+        [OVS_USERSPACE_ATTR_ACTIONS] = { .type = NL_A_FLAG,
+                                         .optional = true },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    struct ovs_bpf_action *s;
+
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))) {
+        return EINVAL;
+    }
+    if (attrs[OVS_USERSPACE_ATTR_EGRESS_TUN_PORT]) {
+        /* Tunnel metadata for the upcall: no tunnels here. */
+        return EINVAL;
+    }
+
+    /* The pid does not matter: upcalls go through the perf ring and the
+     * dpif assigns them to handlers. */
+    s = new_slot(x, OVS_BPF_ACTION_USERSPACE);
+    if (attrs[OVS_USERSPACE_ATTR_USERDATA]) {
+        const struct nlattr *ud = attrs[OVS_USERSPACE_ATTR_USERDATA];
+        size_t ud_len = nl_attr_get_size(ud);
+
+        if (ud_len > OVS_BPF_USERDATA_LEN) {
+            x->userspace_only = true;
+        } else {
+            memcpy(s->u.userspace.userdata, nl_attr_get(ud), ud_len);
+            s->u.userspace.userdata_len = ud_len;
+        }
+    }
+    if (attrs[OVS_USERSPACE_ATTR_ACTIONS]) {
+        s->u.userspace.flags |= OVS_BPF_USERSPACE_F_ACTIONS;
+    }
+    return 0;
+}
+
+/* Translates the list of actions 'actions'.  'more_after' is true if
+ * actions of an enclosing list run after this list.  Sets '*modifies' if
+ * the list changes the packet or its metadata. */
+static int
+xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
+              bool more_after, bool *modifies)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, actions, len) {
+        enum ovs_action_attr type = nl_attr_type(a);
+        bool last = left <= NLA_ALIGN(a->nla_len);
+        bool later = more_after || !last;
+        int expected = action_arg_len(type);
+        struct ovs_bpf_action *s;
+        int error = 0;
+
+        if (expected >= 0 && expected != nl_attr_get_size(a)) {
+            return EINVAL;
+        }
+
+        switch (type) {
+        case OVS_ACTION_ATTR_OUTPUT:
+            s = new_slot(x, OVS_BPF_ACTION_OUTPUT);
+            s->u.output.port = nl_attr_get_u32(a);
+            break;
+
+        case OVS_ACTION_ATTR_USERSPACE:
+            error = xlate_userspace(x, a);
+            break;
+
+        case OVS_ACTION_ATTR_SET:
+        case OVS_ACTION_ATTR_SET_MASKED: {
+            const struct nlattr *key = nl_attr_get(a);
+            const uint8_t *value = nl_attr_get(key);
+            size_t size = nl_attr_get_size(key);
+            uint8_t ones[128];
+
+            if (nl_attr_get_size(a) < NLA_HDRLEN
+                || nl_attr_get_size(a) != NLA_ALIGN(key->nla_len)
+                || key->nla_len < NLA_HDRLEN) {
+                return EINVAL;
+            }
+            if (type == OVS_ACTION_ATTR_SET) {
+                if (size > sizeof ones) {
+                    return EINVAL;
+                }
+                memset(ones, 0xff, size);
+                error = xlate_set(x, nl_attr_type(key), value, ones, size,
+                                  false, modifies);
+            } else {
+                /* The payload is the value followed by the mask. */
+                if (size % 2) {
+                    return EINVAL;
+                }
+                error = xlate_set(x, nl_attr_type(key), value,
+                                  value + size / 2, size / 2, true, modifies);
+            }
+            break;
+        }
+
+        case OVS_ACTION_ATTR_PUSH_VLAN: {
+            const struct ovs_action_push_vlan *vlan = nl_attr_get(a);
+
+            /* As in the kernel: the TCI of a pushed tag has VLAN_CFI. */
+            if (!eth_type_vlan(vlan->vlan_tpid)
+                || !(vlan->vlan_tci & htons(VLAN_CFI))) {
+                return EINVAL;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_PUSH_VLAN);
+            s->u.push_vlan.tpid = vlan->vlan_tpid;
+            s->u.push_vlan.tci = vlan->vlan_tci & ~htons(VLAN_CFI);
+            *modifies = true;
+            break;
+        }
+
+        case OVS_ACTION_ATTR_POP_VLAN:
+            new_slot(x, OVS_BPF_ACTION_POP_VLAN);
+            *modifies = true;
+            break;
+
+        case OVS_ACTION_ATTR_RECIRC:
+            /* The BPF recirculation tail-calls the lookup: nothing after it
+             * ever runs. */
+            if (later) {
+                x->userspace_only = true;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_RECIRC);
+            s->u.recirc.id = nl_attr_get_u32(a);
+            *modifies = true;
+            break;
+
+        case OVS_ACTION_ATTR_HASH: {
+            const struct ovs_action_hash *hash = nl_attr_get(a);
+
+            if (hash->hash_alg != OVS_HASH_ALG_L4
+                && hash->hash_alg != OVS_HASH_ALG_SYM_L4) {
+                return EINVAL;
+            }
+            if (hash->hash_alg != OVS_HASH_ALG_L4) {
+                /* The BPF hash is the skb's L4 hash, not symmetric. */
+                x->userspace_only = true;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_HASH);
+            s->u.hash.alg = hash->hash_alg;
+            s->u.hash.basis = hash->hash_basis;
+            *modifies = true;
+            break;
+        }
+
+        case OVS_ACTION_ATTR_TRUNC: {
+            const struct ovs_action_trunc *trunc = nl_attr_get(a);
+            const struct nlattr *next;
+
+            if (trunc->max_len < ETH_HEADER_LEN) {
+                return EINVAL;
+            }
+            /* The cut length applies to the next output only (as in the
+             * kernel), which ofproto puts right after the trunc.  The BPF
+             * programs cannot cut one copy of a packet and send the rest
+             * whole, so they do trunc only for the very last output of
+             * the flow; ovs-vswitchd does every other case. */
+            next = last ? NULL : nl_attr_next(a);
+            if (more_after || !next
+                || nl_attr_type(next) != OVS_ACTION_ATTR_OUTPUT
+                || left - NLA_ALIGN(a->nla_len) > NLA_ALIGN(next->nla_len)) {
+                x->userspace_only = true;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_TRUNC);
+            s->u.trunc.max_len = trunc->max_len;
+            break;
+        }
+
+        case OVS_ACTION_ATTR_CLONE:
+            error = xlate_nested(x, OVS_BPF_ACTION_CLONE, UINT32_MAX,
+                                 nl_attr_get(a), nl_attr_get_size(a),
+                                 later, modifies);
+            break;
+
+        case OVS_ACTION_ATTR_SAMPLE: {
+            static const struct nl_policy policy[] = {
+                [OVS_SAMPLE_ATTR_PROBABILITY] = { .type = NL_A_U32 },
+                [OVS_SAMPLE_ATTR_ACTIONS] = { .type = NL_A_NESTED },
+            };
+            struct nlattr *attrs[ARRAY_SIZE(policy)];
+
+            if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))) {
+                return EINVAL;
+            }
+            error = xlate_nested(
+                x, OVS_BPF_ACTION_SAMPLE,
+                nl_attr_get_u32(attrs[OVS_SAMPLE_ATTR_PROBABILITY]),
+                nl_attr_get(attrs[OVS_SAMPLE_ATTR_ACTIONS]),
+                nl_attr_get_size(attrs[OVS_SAMPLE_ATTR_ACTIONS]),
+                later, modifies);
+            break;
+        }
+
+        case OVS_ACTION_ATTR_DROP:
+            /* An explicit drop ends its list: no slot needed. */
+            if (!last) {
+                return EINVAL;
+            }
+            break;
+
+        case OVS_ACTION_ATTR_PUSH_MPLS:
+        case OVS_ACTION_ATTR_POP_MPLS:
+        case OVS_ACTION_ATTR_ADD_MPLS:
+        case OVS_ACTION_ATTR_CT:
+        case OVS_ACTION_ATTR_CT_CLEAR:
+        case OVS_ACTION_ATTR_PUSH_ETH:
+        case OVS_ACTION_ATTR_POP_ETH:
+        case OVS_ACTION_ATTR_PUSH_NSH:
+        case OVS_ACTION_ATTR_POP_NSH:
+        case OVS_ACTION_ATTR_METER:
+        case OVS_ACTION_ATTR_CHECK_PKT_LEN:
+        case OVS_ACTION_ATTR_TUNNEL_PUSH:
+        case OVS_ACTION_ATTR_TUNNEL_POP:
+        case OVS_ACTION_ATTR_LB_OUTPUT:
+        case OVS_ACTION_ATTR_UNSPEC:
+        case __OVS_ACTION_ATTR_MAX:
+        default:
+            /* Features this datapath does not have: MPLS, conntrack,
+             * layer-3 packets, NSH, meters, tunnels, bonds... */
+            return EINVAL;
+        }
+        if (error) {
+            return error;
+        }
+    }
+    return 0;
+}
+
+int
+dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
+                        struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS],
+                        uint32_t *n_slots)
+{
+    struct act_xlate x = { .slots = slots };
+    bool modifies = false;
+    int error;
+
+    error = xlate_actions(&x, actions, len, false, &modifies);
+    if (error) {
+        return error;
+    }
+    if (x.userspace_only || x.n > OVS_BPF_MAX_ACTIONS) {
+        return E2BIG;
+    }
+
+    memset(&slots[x.n], 0, (OVS_BPF_MAX_ACTIONS - x.n) * sizeof *slots);
+    *n_slots = x.n;
+    return 0;
+}
+
+int
+dpif_bpf_odp_check_actions(const struct nlattr *actions, size_t len)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    uint32_t n;
+    int error;
+
+    error = dpif_bpf_odp_to_actions(actions, len, slots, &n);
+    return error == E2BIG ? 0 : error;
+}
+
+/* Formatting. */
+
+static void
+format_eth(struct ds *s, const char *name, const uint8_t *v, const uint8_t *m)
+{
+    if (!is_all_zeros(m, ETH_ADDR_LEN)) {
+        ds_put_format(s, "%s="ETH_ADDR_FMT, name,
+                      ETH_ADDR_BYTES_ARGS(v));
+        if (!is_all_ones(m, ETH_ADDR_LEN)) {
+            ds_put_format(s, "/"ETH_ADDR_FMT, ETH_ADDR_BYTES_ARGS(m));
+        }
+        ds_put_char(s, ',');
+    }
+}
+
+static void
+format_ipv6(struct ds *s, const char *name, const uint8_t *v,
+            const uint8_t *m)
+{
+    if (!is_all_zeros(m, 16)) {
+        struct in6_addr a, b;
+
+        memcpy(&a, v, 16);
+        memcpy(&b, m, 16);
+        ds_put_format(s, "%s=", name);
+        ipv6_format_addr(&a, s);
+        if (!is_all_ones(m, 16)) {
+            ds_put_char(s, '/');
+            ipv6_format_addr(&b, s);
+        }
+        ds_put_char(s, ',');
+    }
+}
+
+static void
+format_ipv4(struct ds *s, const char *name, ovs_be32 v, ovs_be32 m)
+{
+    if (m) {
+        ds_put_format(s, "%s="IP_FMT, name, IP_ARGS(v));
+        if (m != OVS_BE32_MAX) {
+            ds_put_format(s, "/"IP_FMT, IP_ARGS(m));
+        }
+        ds_put_char(s, ',');
+    }
+}
+
+static void
+format_uint(struct ds *s, const char *name, uint32_t v, uint32_t m,
+            uint32_t all, bool hex)
+{
+    if (m) {
+        ds_put_format(s, hex ? "%s=%#"PRIx32 : "%s=%"PRIu32, name, v);
+        if (m != all) {
+            ds_put_format(s, "/%#"PRIx32, m);
+        }
+        ds_put_char(s, ',');
+    }
+}
+
+void
+dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
+                    const struct ovs_bpf_flow_key *m)
+{
+    size_t start = s->length;
+
+    format_uint(s, "in_port", k->in_port, m->in_port, UINT32_MAX, false);
+    format_uint(s, "recirc_id", k->recirc_id, m->recirc_id, UINT32_MAX,
+                true);
+    format_uint(s, "dp_hash", k->dp_hash, m->dp_hash, UINT32_MAX, true);
+    format_uint(s, "skb_priority", k->skb_priority, m->skb_priority,
+                UINT32_MAX, true);
+    format_uint(s, "skb_mark", k->skb_mark, m->skb_mark, UINT32_MAX, true);
+    format_eth(s, "eth_src", k->eth_src, m->eth_src);
+    format_eth(s, "eth_dst", k->eth_dst, m->eth_dst);
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+
+        snprintf(name, sizeof name, "vlan%d_tpid", i);
+        format_uint(s, name, ntohs(k->vlans[i].tpid),
+                    ntohs(m->vlans[i].tpid), UINT16_MAX, true);
+        snprintf(name, sizeof name, "vlan%d_tci", i);
+        format_uint(s, name, ntohs(k->vlans[i].tci),
+                    ntohs(m->vlans[i].tci), UINT16_MAX, true);
+    }
+    format_uint(s, "eth_type", ntohs(k->eth_type), ntohs(m->eth_type),
+                UINT16_MAX, true);
+    format_ipv4(s, "ipv4_src", k->ipv4_src, m->ipv4_src);
+    format_ipv4(s, "ipv4_dst", k->ipv4_dst, m->ipv4_dst);
+    format_ipv6(s, "ipv6_src", k->ipv6_src, m->ipv6_src);
+    format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
+    format_uint(s, "ipv6_label", ntohl(k->ipv6_label), ntohl(m->ipv6_label),
+                BPF_IPV6_LABEL_MASK, true);
+    format_uint(s, "nw_proto", k->nw_proto, m->nw_proto, UINT8_MAX, false);
+    format_uint(s, "nw_tos", k->nw_tos, m->nw_tos, UINT8_MAX, true);
+    format_uint(s, "nw_ttl", k->nw_ttl, m->nw_ttl, UINT8_MAX, false);
+    format_uint(s, "nw_frag", k->nw_frag, m->nw_frag, FLOW_NW_FRAG_MASK,
+                true);
+    format_uint(s, "tp_src", ntohs(k->tp_src), ntohs(m->tp_src), UINT16_MAX,
+                false);
+    format_uint(s, "tp_dst", ntohs(k->tp_dst), ntohs(m->tp_dst), UINT16_MAX,
+                false);
+    format_uint(s, "tcp_flags", ntohs(k->tcp_flags), ntohs(m->tcp_flags),
+                BPF_TCP_FLAGS_MASK, true);
+    format_eth(s, "arp_sha", k->arp_sha, m->arp_sha);
+    format_eth(s, "arp_tha", k->arp_tha, m->arp_tha);
+    format_ipv6(s, "nd_target", k->nd_target, m->nd_target);
+
+    if (s->length > start) {
+        ds_chomp(s, ',');
+    } else {
+        ds_put_cstr(s, "<all wildcarded>");
+    }
+}
+
+static const char *
+action_name(uint32_t type)
+{
+    switch ((enum ovs_bpf_action_type) type) {
+    case OVS_BPF_ACTION_END: return "end";
+    case OVS_BPF_ACTION_OUTPUT: return "output";
+    case OVS_BPF_ACTION_USERSPACE: return "userspace";
+    case OVS_BPF_ACTION_SET_ETH: return "set_eth";
+    case OVS_BPF_ACTION_SET_IPV4: return "set_ipv4";
+    case OVS_BPF_ACTION_SET_IPV6_SRC: return "set_ipv6_src";
+    case OVS_BPF_ACTION_SET_IPV6_DST: return "set_ipv6_dst";
+    case OVS_BPF_ACTION_SET_IPV6_MISC: return "set_ipv6_misc";
+    case OVS_BPF_ACTION_SET_TCP: return "set_tcp";
+    case OVS_BPF_ACTION_SET_UDP: return "set_udp";
+    case OVS_BPF_ACTION_PUSH_VLAN: return "push_vlan";
+    case OVS_BPF_ACTION_POP_VLAN: return "pop_vlan";
+    case OVS_BPF_ACTION_RECIRC: return "recirc";
+    case OVS_BPF_ACTION_HASH: return "hash";
+    case OVS_BPF_ACTION_TRUNC: return "trunc";
+    case OVS_BPF_ACTION_CLONE: return "clone";
+    case OVS_BPF_ACTION_SAMPLE: return "sample";
+    case OVS_BPF_ACTION_SET_PRIORITY: return "set_priority";
+    case OVS_BPF_ACTION_SET_MARK: return "set_mark";
+    case __OVS_BPF_ACTION_MAX:
+    default:
+        return NULL;
+    }
+}
+
+void
+dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
+                        uint32_t n)
+{
+    if (!n) {
+        ds_put_cstr(s, "drop");
+        return;
+    }
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ovs_bpf_action *a = &slots[i];
+        const char *name = action_name(a->type);
+
+        if (i) {
+            ds_put_char(s, ',');
+        }
+        if (!name) {
+            ds_put_format(s, "<type %"PRIu32">", a->type);
+            continue;
+        }
+        ds_put_cstr(s, name);
+
+        switch ((enum ovs_bpf_action_type) a->type) {
+        case OVS_BPF_ACTION_OUTPUT:
+            ds_put_format(s, "(%"PRIu32")", a->u.output.port);
+            break;
+        case OVS_BPF_ACTION_USERSPACE:
+            ds_put_format(s, "(len=%"PRIu32, a->u.userspace.userdata_len);
+            if (a->u.userspace.userdata_len) {
+                uint32_t len = MIN(a->u.userspace.userdata_len,
+                                   OVS_BPF_USERDATA_LEN);
+
+                ds_put_cstr(s, ",data=");
+                for (uint32_t j = 0; j < len; j++) {
+                    ds_put_format(s, "%02x", a->u.userspace.userdata[j]);
+                }
+            }
+            if (a->u.userspace.flags & OVS_BPF_USERSPACE_F_ACTIONS) {
+                ds_put_cstr(s, ",actions");
+            }
+            ds_put_char(s, ')');
+            break;
+        case OVS_BPF_ACTION_SET_ETH:
+            ds_put_format(s, "(src="ETH_ADDR_FMT"/"ETH_ADDR_FMT
+                          ",dst="ETH_ADDR_FMT"/"ETH_ADDR_FMT")",
+                          ETH_ADDR_BYTES_ARGS(a->u.eth.src),
+                          ETH_ADDR_BYTES_ARGS(a->u.eth.src_mask),
+                          ETH_ADDR_BYTES_ARGS(a->u.eth.dst),
+                          ETH_ADDR_BYTES_ARGS(a->u.eth.dst_mask));
+            break;
+        case OVS_BPF_ACTION_SET_IPV4:
+            ds_put_format(s, "(src="IP_FMT"/"IP_FMT",dst="IP_FMT"/"IP_FMT
+                          ",tos=%#x/%#x,ttl=%u/%#x)",
+                          IP_ARGS(a->u.ipv4.src), IP_ARGS(a->u.ipv4.src_mask),
+                          IP_ARGS(a->u.ipv4.dst), IP_ARGS(a->u.ipv4.dst_mask),
+                          a->u.ipv4.tos, a->u.ipv4.tos_mask,
+                          a->u.ipv4.ttl, a->u.ipv4.ttl_mask);
+            break;
+        case OVS_BPF_ACTION_SET_IPV6_SRC:
+        case OVS_BPF_ACTION_SET_IPV6_DST: {
+            struct in6_addr addr, mask;
+
+            memcpy(&addr, a->u.ipv6_addr.addr, 16);
+            memcpy(&mask, a->u.ipv6_addr.mask, 16);
+            ds_put_char(s, '(');
+            ipv6_format_addr(&addr, s);
+            ds_put_char(s, '/');
+            ipv6_format_addr(&mask, s);
+            ds_put_char(s, ')');
+            break;
+        }
+        case OVS_BPF_ACTION_SET_IPV6_MISC:
+            ds_put_format(s, "(label=%#"PRIx32"/%#"PRIx32
+                          ",tclass=%#x/%#x,hlimit=%u/%#x)",
+                          ntohl(a->u.ipv6_misc.label),
+                          ntohl(a->u.ipv6_misc.label_mask),
+                          a->u.ipv6_misc.tclass, a->u.ipv6_misc.tclass_mask,
+                          a->u.ipv6_misc.hlimit, a->u.ipv6_misc.hlimit_mask);
+            break;
+        case OVS_BPF_ACTION_SET_TCP:
+        case OVS_BPF_ACTION_SET_UDP:
+            ds_put_format(s, "(src=%u/%#x,dst=%u/%#x)",
+                          ntohs(a->u.l4.src), ntohs(a->u.l4.src_mask),
+                          ntohs(a->u.l4.dst), ntohs(a->u.l4.dst_mask));
+            break;
+        case OVS_BPF_ACTION_PUSH_VLAN:
+            ds_put_format(s, "(tpid=%#"PRIx16",tci=%#"PRIx16")",
+                          ntohs(a->u.push_vlan.tpid),
+                          ntohs(a->u.push_vlan.tci));
+            break;
+        case OVS_BPF_ACTION_RECIRC:
+            ds_put_format(s, "(%#"PRIx32")", a->u.recirc.id);
+            break;
+        case OVS_BPF_ACTION_HASH:
+            ds_put_format(s, "(alg=%"PRIu32",basis=%#"PRIx32")",
+                          a->u.hash.alg, a->u.hash.basis);
+            break;
+        case OVS_BPF_ACTION_TRUNC:
+            ds_put_format(s, "(%"PRIu32")", a->u.trunc.max_len);
+            break;
+        case OVS_BPF_ACTION_CLONE:
+            ds_put_format(s, "(n=%"PRIu32")", a->u.nested.n_actions);
+            break;
+        case OVS_BPF_ACTION_SAMPLE:
+            ds_put_format(s, "(n=%"PRIu32",p=%#"PRIx32")",
+                          a->u.nested.n_actions, a->u.nested.probability);
+            break;
+        case OVS_BPF_ACTION_SET_PRIORITY:
+        case OVS_BPF_ACTION_SET_MARK:
+            ds_put_format(s, "(%#"PRIx32"/%#"PRIx32")",
+                          a->u.meta.value, a->u.meta.mask);
+            break;
+        case OVS_BPF_ACTION_END:
+        case OVS_BPF_ACTION_POP_VLAN:
+        case __OVS_BPF_ACTION_MAX:
+        default:
+            break;
+        }
+    }
+}

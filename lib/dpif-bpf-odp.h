@@ -1,0 +1,171 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef DPIF_BPF_ODP_H
+#define DPIF_BPF_ODP_H 1
+
+/* Translation between OVS's datapath (ODP) Netlink formats and the structs
+ * of the BPF datapath ABI (bpf/datapath-abi.h).
+ *
+ * This is the only place where ODP flow keys, masks and actions are turned
+ * into 'struct ovs_bpf_flow_key' and 'struct ovs_bpf_action' and back.  Keys
+ * go through OVS's own 'struct flow' / 'struct flow_wildcards' with
+ * lib/odp-util.c, so the BPF datapath accepts exactly the keys that
+ * odp_flow_key_from_flow() produces for the fields it can hold.
+ *
+ * Error convention of every function that returns an int:
+ *
+ *   0       Translated.
+ *
+ *   E2BIG   (actions only) Valid, and ovs-vswitchd can run the actions with
+ *           odp_execute_actions(), but the BPF programs cannot: more than
+ *           OVS_BPF_MAX_ACTIONS slots, a userdata longer than
+ *           OVS_BPF_USERDATA_LEN, or a nested action list whose effect the
+ *           BPF programs cannot reproduce.  The caller installs the flow with
+ *           OVS_BPF_FLOW_F_USERSPACE ("userspace only"); 'slots' is then
+ *           unspecified.
+ *
+ *   EINVAL  The BPF datapath cannot do this at all: a key attribute or mask
+ *           bit that struct ovs_bpf_flow_key cannot hold (tunnel, ct_*,
+ *           MPLS labels, NSH, a non-Ethernet packet_type, a partial in_port
+ *           mask...), or an action that needs a feature this datapath does
+ *           not have (ct, tunnels, MPLS, NSH, meter, check_pkt_len...).
+ *           Reported to ofproto as is, so its feature probing sees the
+ *           truth.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/datapath-abi.h"
+
+struct ds;
+struct flow;
+struct flow_wildcards;
+struct nlattr;
+struct odp_support;
+struct ofpbuf;
+
+/* The datapath features, in the form odp_flow_key_from_flow() wants them:
+ * two VLAN headers, recirculation, no MPLS, no conntrack, ...  Keys produced
+ * with these settings are accepted by dpif_bpf_odp_to_key(). */
+void dpif_bpf_odp_support(struct odp_support *);
+
+/* Keys and masks. */
+
+/* Translates the ODP flow key 'key' (of 'key_len' bytes) and its mask
+ * 'mask' (of 'mask_len' bytes; 'mask_len' == 0 means exact match of every
+ * field present in 'key', as for dpif_flow_put() without a mask) into
+ * '*bkey' and '*bmask'.  '*bkey' is returned already masked with '*bmask',
+ * and both have all padding zeroed, so '*bkey' can be used as part of a
+ * flow table key as is.
+ *
+ * Fields of 'struct flow' that struct ovs_bpf_flow_key cannot hold are
+ * accepted only if the mask wildcards them entirely (for instance a key
+ * with OVS_KEY_ATTR_CT_STATE(0) and no mask for it).  The in_port mask must
+ * be exact, the packet_type must be Ethernet.
+ *
+ * Returns 0, or EINVAL (see above); '*bkey' and '*bmask' are unspecified on
+ * error. */
+int dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
+                        const struct nlattr *mask, size_t mask_len,
+                        struct ovs_bpf_flow_key *bkey,
+                        struct ovs_bpf_flow_key *bmask);
+
+/* Appends to 'key' the ODP flow key of 'bkey' and, if 'mask' is nonnull, to
+ * 'mask' the ODP mask of 'bmask', in the form odp_flow_key_from_flow() and
+ * odp_flow_key_from_mask() give them (as for a flow dump).  Unmasked bits of
+ * 'bkey' need not be zero.  A round trip through dpif_bpf_odp_to_key() gives
+ * back the same 'bkey'/'bmask'. */
+void dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
+                         const struct ovs_bpf_flow_key *bmask,
+                         struct ofpbuf *key, struct ofpbuf *mask);
+
+/* The same two translations at the level of 'struct flow' and 'struct
+ * flow_wildcards', for callers that already have them (e.g. after
+ * flow_extract() of an upcalled or executed packet).  'wc' may be null for an
+ * exact match of the fields the BPF key holds; dpif_bpf_flow_to_key() then
+ * accepts any value in the other fields (they are not matched). */
+int dpif_bpf_flow_to_key(const struct flow *flow,
+                         const struct flow_wildcards *wc,
+                         struct ovs_bpf_flow_key *bkey,
+                         struct ovs_bpf_flow_key *bmask);
+void dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
+                          const struct ovs_bpf_flow_key *bmask,
+                          struct flow *flow, struct flow_wildcards *wc);
+
+/* Actions. */
+
+/* Translates the ODP actions 'actions' ('len' bytes) into action slots.  On
+ * success stores the number of slots used (0 .. OVS_BPF_MAX_ACTIONS; 0 means
+ * drop) in '*n_slots' and zeroes the unused slots, so that the whole array can
+ * be written to the flow table.
+ *
+ * The translation:
+ *   output(p)                   OUTPUT p
+ *   trunc(n), output(p)         TRUNC n, OUTPUT p, if that output is the
+ *                               last action of the flow (the BPF programs
+ *                               cannot cut one copy of a packet and send
+ *                               another whole); E2BIG for other uses
+ *   userspace(pid, userdata, actions)
+ *                               USERSPACE (pid ignored: upcalls go through
+ *                               the perf ring; userdata up to 48 bytes)
+ *   set(ethernet|ipv4|ipv6|tcp|udp|priority|skb_mark)
+ *                               the SET_* slot with an all-ones mask
+ *   set(sctp|arp|nd|icmp), set_masked(sctp|arp|nd)
+ *                               E2BIG (odp-execute rewrites them)
+ *   set(nd_ext), set_masked(nd_ext)
+ *                               EINVAL (ofproto's probe for the ND
+ *                               extension match fields, which the BPF key
+ *                               does not have)
+ *   set_masked(ipv6)            up to three slots: SET_IPV6_SRC,
+ *                               SET_IPV6_DST, SET_IPV6_MISC (only those
+ *                               whose mask is not zero)
+ *   set_masked(others)          the matching SET_* slot
+ *   push_vlan, pop_vlan         the matching slot
+ *   clone(A), sample(p, A)      CLONE/SAMPLE whose nested.n_actions slots
+ *                               that follow hold A.  If actions follow the
+ *                               clone (at any level) and A changes the
+ *                               packet or its metadata, E2BIG: the kernel
+ *                               runs A on a copy, BPF on the packet itself
+ *   recirc(id)                  RECIRC, if it is the last action of the
+ *                               flow (it ends the BPF chain); else E2BIG
+ *   hash(l4, basis)             HASH; E2BIG for hash(sym_l4)
+ *   drop (explicit)             no slot: the chain ends
+ *
+ * Returns 0, E2BIG or EINVAL as described at the top of this file. */
+int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
+                            struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS],
+                            uint32_t *n_slots);
+
+/* Returns 0 if 'actions' can be executed by this datapath (in BPF or, for
+ * E2BIG, by ovs-vswitchd with odp_execute_actions()), EINVAL otherwise.
+ * Equivalent to dpif_bpf_odp_to_actions() with E2BIG mapped to 0. */
+int dpif_bpf_odp_check_actions(const struct nlattr *actions, size_t len);
+
+/* Debugging and tests. */
+
+/* Appends to 's' a human-readable form of 'bkey' under 'bmask' (only fields
+ * with a nonzero mask), e.g. "in_port=1,recirc_id=0,eth_type=0x0800,...". */
+void dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *bkey,
+                         const struct ovs_bpf_flow_key *bmask);
+
+/* Appends to 's' a human-readable form of the 'n' action slots 'slots'. */
+void dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
+                             uint32_t n);
+
+#endif /* dpif-bpf-odp.h */

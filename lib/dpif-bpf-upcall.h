@@ -1,0 +1,73 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef DPIF_BPF_UPCALL_H
+#define DPIF_BPF_UPCALL_H 1
+
+/* Upcalls of the BPF datapath: packets that the BPF programs send to
+ * ovs-vswitchd through the 'upcalls' perf event array, one ring per CPU.
+ *
+ * The handler threads of ofproto-dpif-upcall pull upcalls: the rings are
+ * shared out among the handlers (ring i belongs to handler i % n_handlers),
+ * each handler reads only its own rings, from its own thread, so handlers
+ * never contend for a ring.  A record read from a ring is copied, since
+ * libbpf hands out records only for the duration of a callback. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/datapath-abi.h"
+
+struct dp_packet;
+struct flow;
+struct dpif_upcall;
+struct ofpbuf;
+
+struct dpif_bpf_upcalls *dpif_bpf_upcalls_create(int perf_map_fd,
+                                                 int *errorp);
+void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *);
+int dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *,
+                                  uint32_t n_handlers);
+
+/* Stores the next record for 'handler_id' in 'record' (a struct
+ * ovs_bpf_upcall followed by its 'cap_len' bytes of packet, already checked
+ * for consistency) and returns 0, or returns EAGAIN if there is none. */
+int dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *, uint32_t handler_id,
+                          struct ofpbuf *record);
+void dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *, uint32_t handler_id);
+void dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *);
+
+/* Records dropped because a handler's queue was full.  (Records that did
+ * not fit in a ring are counted by the BPF program itself, as
+ * OVS_BPF_STAT_LOST.) */
+uint64_t dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *);
+
+/* Turns the packet of 'up' (whose 'cap_len' bytes are at 'data') into
+ * 'packet', initializing it: the VLAN tag that the kernel had moved into
+ * skb metadata is pushed back, the packet metadata is set from 'up', a
+ * checksum left partial by the sender is completed, and the flow is
+ * extracted into 'flow'. */
+void dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
+                            struct dp_packet *packet, struct flow *flow);
+
+/* Translates the record 'up' (with its packet at 'data') into 'upcall' for
+ * 'dpif_recv()': packet, flow key, ufid, type and userdata.  The key and
+ * userdata are stored in 'buf'.  Returns 0 or a positive errno value (the
+ * record is then ignored). */
+int dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *, const void *data,
+                            struct dpif_upcall *, struct ofpbuf *buf);
+
+#endif /* dpif-bpf-upcall.h */

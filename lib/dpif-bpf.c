@@ -1,0 +1,2107 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The "bpf" dpif provider.
+ *
+ * The fast path is the BPF object bpf/datapath.bpf.o, attached at the TC
+ * ingress hook of every port: it parses each packet into a struct
+ * ovs_bpf_flow_key, looks it up in the megaflow table and runs the flow's
+ * actions as a chain of tail calls.  This file is the slow path's side:
+ *
+ *   - It owns the datapath: loads the object (dpif-bpf-loader.c), creates
+ *     the downcall TAP device, attaches the programs to the ports.
+ *
+ *   - It keeps the authoritative copy of the flow table, keyed by ufid, with
+ *     the ODP key, mask and actions as ofproto gave them, and mirrors it into
+ *     the BPF maps 'flow_table' and 'flow_masks' (translated by
+ *     dpif-bpf-odp.c).  The statistics live in the BPF flow table.
+ *
+ *   - Upcalls come up through a perf ring (dpif-bpf-upcall.c); packets
+ *     ovs-vswitchd sends ("execute") go down through the TAP device, as a
+ *     frame that carries its actions in a trailer that the downcall program
+ *     checks and strips.
+ *
+ * Datapath ports are numbered by this file; the 'ports' and 'ifindexes' maps
+ * translate between odp port numbers and ifindexes for the BPF programs.  An
+ * "internal" port (the bridge's own interface) is a veth pair: the end the
+ * user sees has the port's name, the hidden end (named "ovsbpf<hash>") has
+ * the ingress program, and output to the port is a redirect to the hidden
+ * end, so that the packet arrives on the visible one.
+ *
+ * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
+ * bridges of type "system" share "ovs-system".  The datapath lives as long as
+ * ovs-vswitchd has it open: without ovs-vswitchd no one would answer its
+ * upcalls, so the last close removes the programs, qdiscs, pins and devices
+ * it created. */
+
+#include <config.h>
+
+#include "dpif-bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/if_tun.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "bpf/datapath-abi.h"
+#include "coverage.h"
+#include "dp-packet.h"
+#include "dpif-bpf-loader.h"
+#include "dpif-bpf-odp.h"
+#include "dpif-bpf-upcall.h"
+#include "dpif-provider.h"
+#include "flow.h"
+#include "hash.h"
+#include "netdev.h"
+#include "netlink.h"
+#include "netlink-socket.h"
+#include "odp-execute.h"
+#include "odp-util.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/ofpbuf.h"
+#include "openvswitch/shash.h"
+#include "openvswitch/vlog.h"
+#include "ovs-thread.h"
+#include "packets.h"
+#include "seq.h"
+#include "smap.h"
+#include "sset.h"
+#include "timeval.h"
+#include "unixctl.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpif_bpf);
+
+COVERAGE_DEFINE(dpif_bpf_flow_table_full);
+COVERAGE_DEFINE(dpif_bpf_flow_userspace);
+COVERAGE_DEFINE(dpif_bpf_masks_full);
+COVERAGE_DEFINE(dpif_bpf_downcall);
+COVERAGE_DEFINE(dpif_bpf_downcall_error);
+COVERAGE_DEFINE(dpif_bpf_slow_path);
+COVERAGE_DEFINE(dpif_bpf_execute_userspace);
+
+/* Capacity of the BPF flow table (its max_entries, fixed at load time) and
+ * default of the flow limit, which other_config:bpf-flow-limit lowers. */
+#define DP_BPF_FLOW_TABLE_SIZE 65536
+
+/* Flows returned per flow_dump_next() call, at most. */
+#define DP_BPF_DUMP_BATCH 50
+
+static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+struct dp_bpf_port {
+    struct hmap_node node;      /* In struct dp_bpf's 'ports'. */
+    odp_port_t port_no;
+    char *name;
+    char *type;                 /* "system", "internal" or "tap". */
+    struct netdev *netdev;
+    struct netdev_saved_flags *sf;
+
+    int ifindex;                /* The device the user sees. */
+    int attach_ifindex;         /* Where the ingress program runs. */
+    char *peer_name;            /* Internal ports: the hidden veth end. */
+    bool created_qdisc;
+};
+
+/* One mask of the BPF mask list. */
+struct dp_bpf_mask {
+    struct ovs_bpf_flow_key mask;
+    unsigned int refcnt;        /* Flows using it; 0 = free slot. */
+};
+
+struct dp_bpf_flow {
+    struct hmap_node ufid_node; /* In struct dp_bpf's 'flows'. */
+    struct hmap_node tkey_node; /* In struct dp_bpf's 'flows_by_tkey'. */
+    ovs_u128 ufid;
+    struct ovs_bpf_flow_table_key tkey;
+    uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
+
+    /* As given to flow_put(), for dumps and the slow path. */
+    struct nlattr *key;
+    size_t key_len;
+    struct nlattr *mask;
+    size_t mask_len;
+    struct nlattr *actions;
+    size_t actions_len;
+};
+
+struct dp_bpf {
+    char *name;
+    const struct dpif_class *class;
+    int ref_cnt;                /* Protected by dp_bpf_mutex. */
+    bool destroyed;
+
+    struct dpif_bpf_obj *obj;
+    uint8_t secret[OVS_BPF_SECRET_LEN];
+
+    /* Names of the kernel objects of this datapath: the TAP device, the pin
+     * directory and the hidden ends of internal ports are named after the
+     * datapath and, if set, the OVS_BPF_INSTANCE environment variable. */
+    char *instance;
+
+    /* Downcall TAP device. */
+    int tap_fd;
+    int tap_ifindex;
+    char tap_name[IFNAMSIZ];
+    bool tap_created_qdisc;
+
+    struct ovs_mutex mutex;
+    struct hmap ports OVS_GUARDED;
+    struct seq *port_seq;       /* Changes when ports change. */
+    struct hmap flows OVS_GUARDED;          /* By ufid. */
+    struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
+    size_t n_flows OVS_GUARDED;
+    struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
+    uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
+    uint32_t mask_range OVS_GUARDED;        /* dp_config.n_masks. */
+    uint32_t flow_limit OVS_GUARDED;
+    uint32_t max_masks OVS_GUARDED;
+
+    /* Upcalls.  Nonnull while upcalls are enabled (recv_set()). */
+    struct ovs_rwlock upcall_rwlock;
+    struct dpif_bpf_upcalls *upcalls OVS_GUARDED_BY(upcall_rwlock);
+    uint32_t n_handlers OVS_GUARDED_BY(upcall_rwlock);
+};
+
+struct dpif_bpf {
+    struct dpif dpif;
+    struct dp_bpf *dp;
+    uint64_t last_port_seq;
+};
+
+static struct ovs_mutex dp_bpf_mutex = OVS_MUTEX_INITIALIZER;
+static struct shash dp_bpfs OVS_GUARDED_BY(dp_bpf_mutex)
+    = SHASH_INITIALIZER(&dp_bpfs);
+
+static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
+                           const struct ovs_bpf_action *, uint32_t n_actions);
+static void dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *)
+    OVS_REQUIRES(dp->mutex);
+static void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
+                               struct dpif_flow_stats *)
+    OVS_REQUIRES(dp->mutex);
+
+static struct dpif_bpf *
+dpif_bpf_cast(const struct dpif *dpif)
+{
+    dpif_assert_class(dpif, &dpif_bpf_class);
+    return CONTAINER_OF(dpif, struct dpif_bpf, dpif);
+}
+
+static struct dp_bpf *
+get_dp_bpf(const struct dpif *dpif)
+{
+    return dpif_bpf_cast(dpif)->dp;
+}
+
+/* ------------------------------------------------------------------ */
+/* Network devices: the downcall TAP and the veth pairs of internal ports. */
+/* ------------------------------------------------------------------ */
+
+static void
+rtnl_put_ifinfomsg(struct ofpbuf *msg, int ifindex, unsigned int flags,
+                   unsigned int change)
+{
+    struct ifinfomsg *ifi = ofpbuf_put_zeros(msg, sizeof *ifi);
+
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = ifindex;
+    ifi->ifi_flags = flags;
+    ifi->ifi_change = change;
+}
+
+/* Creates the veth pair 'name' <-> 'peer', both down.  (The peer cannot be
+ * created up: veth refuses to open a device before its pair is complete.) */
+static int
+veth_create(const char *name, const char *peer)
+{
+    struct ofpbuf msg;
+    size_t linkinfo, data, peer_ofs;
+    int error;
+
+    ofpbuf_init(&msg, 256);
+    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK,
+                        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
+    nl_msg_put_string(&msg, IFLA_IFNAME, name);
+    linkinfo = nl_msg_start_nested(&msg, IFLA_LINKINFO);
+    nl_msg_put_string(&msg, IFLA_INFO_KIND, "veth");
+    data = nl_msg_start_nested(&msg, IFLA_INFO_DATA);
+    peer_ofs = nl_msg_start_nested(&msg, VETH_INFO_PEER);
+    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
+    nl_msg_put_string(&msg, IFLA_IFNAME, peer);
+    nl_msg_end_nested(&msg, peer_ofs);
+    nl_msg_end_nested(&msg, data);
+    nl_msg_end_nested(&msg, linkinfo);
+
+    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
+static int
+link_delete(const char *name)
+{
+    struct ofpbuf msg;
+    int error;
+
+    ofpbuf_init(&msg, 64);
+    nl_msg_put_nlmsghdr(&msg, 0, RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
+    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
+    nl_msg_put_string(&msg, IFLA_IFNAME, name);
+    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
+static int
+link_set_up(int ifindex)
+{
+    struct ofpbuf msg;
+    int error;
+
+    ofpbuf_init(&msg, 64);
+    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
+    rtnl_put_ifinfomsg(&msg, ifindex, IFF_UP, IFF_UP);
+    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
+/* The hidden devices (the TAP, the inner ends of internal ports) carry only
+ * datapath traffic: keep the kernel from sending IPv6 autoconfiguration
+ * packets through them.  Best effort: IPv6 may be disabled altogether. */
+static void
+link_disable_ipv6(const char *name)
+{
+    char *path = xasprintf("/proc/sys/net/ipv6/conf/%s/disable_ipv6", name);
+    int fd = open(path, O_WRONLY);
+
+    if (fd >= 0) {
+        ignore(write(fd, "1", 1));
+        close(fd);
+    }
+    free(path);
+}
+
+static int
+tap_open(struct dp_bpf *dp)
+{
+    struct ifreq ifr;
+    int error;
+
+    dp->tap_fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (dp->tap_fd < 0) {
+        error = errno;
+        VLOG_ERR("%s: cannot open /dev/net/tun (%s)", dp->name,
+                 ovs_strerror(error));
+        return error;
+    }
+
+    memset(&ifr, 0, sizeof ifr);
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+    ovs_strzcpy(ifr.ifr_name, dp->tap_name, sizeof ifr.ifr_name);
+    if (ioctl(dp->tap_fd, TUNSETIFF, &ifr) < 0) {
+        error = errno;
+        VLOG_ERR("%s: cannot create TAP device %s (%s)%s", dp->name,
+                 dp->tap_name, ovs_strerror(error),
+                 error == EBUSY ? ": is another ovs-vswitchd running this "
+                                  "datapath?" : "");
+        goto error;
+    }
+
+    dp->tap_ifindex = if_nametoindex(dp->tap_name);
+    if (!dp->tap_ifindex) {
+        error = errno;
+        goto error;
+    }
+    link_disable_ipv6(dp->tap_name);
+    /* tun refuses writes (EIO) while its device is down. */
+    error = link_set_up(dp->tap_ifindex);
+    if (error) {
+        VLOG_ERR("%s: cannot bring %s up (%s)", dp->name, dp->tap_name,
+                 ovs_strerror(error));
+        goto error;
+    }
+    return 0;
+
+error:
+    close(dp->tap_fd);
+    dp->tap_fd = -1;
+    return error;
+}
+
+/* ------------------------------------------------------------------ */
+/* Datapath creation and destruction.                                 */
+/* ------------------------------------------------------------------ */
+
+static int
+dp_bpf_write_config(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_dp_config cfg;
+    uint32_t zero = 0;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_masks = dp->mask_range;
+    cfg.tap_ifindex = dp->tap_ifindex;
+    memcpy(cfg.secret, dp->secret, sizeof cfg.secret);
+    return (bpf_map_update_elem(dp->obj->dp_config_fd, &zero, &cfg, BPF_ANY)
+            ? errno : 0);
+}
+
+static void dp_bpf_free(struct dp_bpf *);
+
+static int
+dp_bpf_create(const struct dpif_class *class, const char *name,
+              struct dp_bpf **dpp)
+    OVS_REQUIRES(dp_bpf_mutex)
+{
+    struct dpif_bpf_obj_config cfg = {
+        .flow_table_size = DP_BPF_FLOW_TABLE_SIZE,
+        /* Set from other_config:vlan-limit by the bridge before it creates
+         * the first bridge. */
+        .vlan_limit = flow_vlan_limit,
+    };
+    const char *instance = getenv("OVS_BPF_INSTANCE");
+    struct dp_bpf *dp;
+    char *pin_name;
+    char *errmsg;
+    int error;
+
+    dp = xzalloc(sizeof *dp);
+    dp->name = xstrdup(name);
+    dp->class = class;
+    dp->ref_cnt = 1;
+    dp->tap_fd = -1;
+    ovs_mutex_init(&dp->mutex);
+    ovs_rwlock_init(&dp->upcall_rwlock);
+    hmap_init(&dp->ports);
+    hmap_init(&dp->flows);
+    hmap_init(&dp->flows_by_tkey);
+    dp->port_seq = seq_create();
+    dp->flow_limit = DP_BPF_FLOW_TABLE_SIZE;
+    dp->max_masks = OVS_BPF_MAX_MASKS;
+    /* Several ovs-vswitchd on one host (test sandboxes) need distinct
+     * names; the instance is short so that the TAP name fits IFNAMSIZ. */
+    dp->instance = xasprintf("%.4s", instance ? instance : "");
+    snprintf(dp->tap_name, sizeof dp->tap_name, "%.7s-dc%s", name,
+             dp->instance);
+    pin_name = xasprintf("%s%s%s", name, dp->instance[0] ? "-" : "",
+                         dp->instance);
+    cfg.pin_name = pin_name;
+
+    if (getrandom(dp->secret, sizeof dp->secret, 0) != sizeof dp->secret) {
+        error = errno ? errno : EIO;
+        VLOG_ERR("%s: cannot get random bytes (%s)", name,
+                 ovs_strerror(error));
+        goto error;
+    }
+
+    /* The TAP first: its name is per datapath and the kernel lets only one
+     * process hold it, so a datapath of the same name that another
+     * ovs-vswitchd runs makes this fail before it could touch that
+     * datapath's pinned maps. */
+    error = tap_open(dp);
+    if (error) {
+        goto error;
+    }
+
+    error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
+    free(pin_name);
+    pin_name = NULL;
+    if (error) {
+        free(errmsg);
+        goto error;
+    }
+    error = dpif_bpf_tc_attach(dp->tap_ifindex, dp->tap_name,
+                               dp->obj->downcall_prog_fd,
+                               &dp->tap_created_qdisc);
+    if (error) {
+        goto error;
+    }
+
+    ovs_mutex_lock(&dp->mutex);
+    error = dp_bpf_write_config(dp);
+    ovs_mutex_unlock(&dp->mutex);
+    if (error) {
+        VLOG_ERR("%s: cannot write the datapath configuration (%s)", name,
+                 ovs_strerror(error));
+        goto error;
+    }
+
+    shash_add(&dp_bpfs, name, dp);
+    *dpp = dp;
+    VLOG_INFO("%s: created BPF datapath, downcall device %s", name,
+              dp->tap_name);
+    return 0;
+
+error:
+    free(pin_name);
+    dp_bpf_free(dp);
+    return error;
+}
+
+static void
+dp_bpf_free(struct dp_bpf *dp)
+{
+    struct dp_bpf_port *port;
+    struct dp_bpf_flow *flow;
+
+    ovs_rwlock_wrlock(&dp->upcall_rwlock);
+    dpif_bpf_upcalls_destroy(dp->upcalls);
+    dp->upcalls = NULL;
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+
+    ovs_mutex_lock(&dp->mutex);
+    HMAP_FOR_EACH_SAFE (port, node, &dp->ports) {
+        dp_bpf_port_remove(dp, port);
+    }
+    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+        dp_bpf_flow_remove(dp, flow, NULL);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    if (dp->tap_fd >= 0) {
+        if (dp->tap_created_qdisc) {
+            dpif_bpf_tc_detach(dp->tap_ifindex, true);
+        }
+        /* The TAP is not persistent: it goes away with its last fd. */
+        close(dp->tap_fd);
+    }
+    dpif_bpf_obj_unload(dp->obj);
+
+    seq_destroy(dp->port_seq);
+    hmap_destroy(&dp->ports);
+    hmap_destroy(&dp->flows);
+    hmap_destroy(&dp->flows_by_tkey);
+    ovs_rwlock_destroy(&dp->upcall_rwlock);
+    ovs_mutex_destroy(&dp->mutex);
+    free(dp->instance);
+    free(dp->name);
+    free(dp);
+}
+
+static void
+dp_bpf_unref(struct dp_bpf *dp)
+    OVS_REQUIRES(dp_bpf_mutex)
+{
+    ovs_assert(dp->ref_cnt > 0);
+    if (!--dp->ref_cnt) {
+        if (!dp->destroyed) {
+            shash_find_and_delete(&dp_bpfs, dp->name);
+        }
+        VLOG_INFO("%s: removing BPF datapath", dp->name);
+        dp_bpf_free(dp);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* dpif class: datapaths.                                             */
+/* ------------------------------------------------------------------ */
+
+static void dpif_bpf_unixctl_init(void);
+
+static int
+dpif_bpf_init(void)
+{
+    dpif_bpf_unixctl_init();
+    return 0;
+}
+
+static int
+dpif_bpf_enumerate(struct sset *all_dps, const struct dpif_class *class)
+{
+    struct shash_node *node;
+
+    ovs_mutex_lock(&dp_bpf_mutex);
+    SHASH_FOR_EACH (node, &dp_bpfs) {
+        struct dp_bpf *dp = node->data;
+
+        if (dp->class == class) {
+            sset_add(all_dps, node->name);
+        }
+    }
+    ovs_mutex_unlock(&dp_bpf_mutex);
+    return 0;
+}
+
+static const char *
+dpif_bpf_port_open_type(const struct dpif_class *class OVS_UNUSED,
+                        const char *type)
+{
+    /* Internal ports are opened as netdev-linux "internal" devices, which
+     * may be opened before they exist: port_add() creates them. */
+    return type;
+}
+
+static struct dpif *
+create_dpif_bpf(struct dp_bpf *dp)
+{
+    uint16_t netflow_id = hash_string(dp->name, 0);
+    struct dpif_bpf *dpif = xzalloc(sizeof *dpif);
+
+    dpif_init(&dpif->dpif, dp->class, dp->name, netflow_id >> 8, netflow_id);
+    dpif->dp = dp;
+    dpif->last_port_seq = seq_read(dp->port_seq);
+    return &dpif->dpif;
+}
+
+static int
+dpif_bpf_open(const struct dpif_class *class, const char *name, bool create,
+              struct dpif **dpifp)
+{
+    struct dp_bpf *dp;
+    int error = 0;
+
+    ovs_mutex_lock(&dp_bpf_mutex);
+    dp = shash_find_data(&dp_bpfs, name);
+    if (!dp) {
+        error = create ? dp_bpf_create(class, name, &dp) : ENODEV;
+    } else if (dp->class != class) {
+        error = EINVAL;
+    } else {
+        dp->ref_cnt++;
+    }
+    if (!error) {
+        *dpifp = create_dpif_bpf(dp);
+    }
+    ovs_mutex_unlock(&dp_bpf_mutex);
+    return error;
+}
+
+static void
+dpif_bpf_close(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_mutex_lock(&dp_bpf_mutex);
+    dp_bpf_unref(dp);
+    ovs_mutex_unlock(&dp_bpf_mutex);
+    free(dpif);
+}
+
+static int
+dpif_bpf_destroy(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    /* The datapath goes away with its last close (see the top of this
+     * file); a destroyed datapath just cannot be opened again meanwhile. */
+    ovs_mutex_lock(&dp_bpf_mutex);
+    if (!dp->destroyed) {
+        dp->destroyed = true;
+        shash_find_and_delete(&dp_bpfs, dp->name);
+    }
+    ovs_mutex_unlock(&dp_bpf_mutex);
+    return 0;
+}
+
+static bool
+dpif_bpf_run(struct dpif *dpif OVS_UNUSED)
+{
+    return false;
+}
+
+static void
+dpif_bpf_wait(struct dpif *dpif OVS_UNUSED)
+{
+}
+
+static uint64_t
+read_dp_stat(const struct dp_bpf *dp, uint32_t idx)
+{
+    int n_cpus = libbpf_num_possible_cpus();
+    uint64_t *vals, sum = 0;
+
+    if (n_cpus <= 0) {
+        return 0;
+    }
+    vals = xcalloc(n_cpus, sizeof *vals);
+    if (!bpf_map_lookup_elem(dp->obj->dp_stats_fd, &idx, vals)) {
+        for (int i = 0; i < n_cpus; i++) {
+            sum += vals[i];
+        }
+    }
+    free(vals);
+    return sum;
+}
+
+static int
+dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    memset(stats, 0, sizeof *stats);
+    stats->n_hit = read_dp_stat(dp, OVS_BPF_STAT_HIT);
+    stats->n_missed = read_dp_stat(dp, OVS_BPF_STAT_MISSED);
+    stats->n_lost = read_dp_stat(dp, OVS_BPF_STAT_LOST);
+    stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
+    stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
+
+    ovs_rwlock_rdlock(&dp->upcall_rwlock);
+    if (dp->upcalls) {
+        /* Upcalls that the BPF program could send but that the perf ring or
+         * a handler queue had no room for. */
+        stats->n_lost += dpif_bpf_upcalls_n_lost(dp->upcalls);
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+
+    ovs_mutex_lock(&dp->mutex);
+    stats->n_flows = dp->n_flows;
+    stats->n_masks = dp->n_masks;
+    ovs_mutex_unlock(&dp->mutex);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ports.                                                             */
+/* ------------------------------------------------------------------ */
+
+static struct dp_bpf_port *
+dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH_WITH_HASH (port, node, hash_odp_port(port_no), &dp->ports) {
+        if (port->port_no == port_no) {
+            return port;
+        }
+    }
+    return NULL;
+}
+
+static struct dp_bpf_port *
+dp_bpf_lookup_port_by_name(const struct dp_bpf *dp, const char *name)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH (port, node, &dp->ports) {
+        if (!strcmp(port->name, name)) {
+            return port;
+        }
+    }
+    return NULL;
+}
+
+static odp_port_t
+choose_port(const struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    for (uint32_t i = 1; i < OVS_BPF_MAX_PORTS; i++) {
+        if (!dp_bpf_lookup_port(dp, u32_to_odp(i))) {
+            return u32_to_odp(i);
+        }
+    }
+    return ODPP_NONE;
+}
+
+/* Undoes what port_add() did, in the reverse order: first the BPF programs
+ * stop seeing the port, then the program and devices go. */
+static void
+dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    uint32_t ifindex = port->attach_ifindex;
+
+    if (ifindex) {
+        bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
+    }
+    bpf_map_delete_elem(dp->obj->ports_fd, &port_no);
+    if (port->attach_ifindex) {
+        dpif_bpf_tc_detach(port->attach_ifindex, port->created_qdisc);
+    }
+    if (port->peer_name) {
+        /* Deleting one end of a veth pair deletes both. */
+        link_delete(port->peer_name);
+    }
+    netdev_restore_flags(port->sf);
+    netdev_close(port->netdev);
+
+    hmap_remove(&dp->ports, &port->node);
+    seq_change(dp->port_seq);
+    free(port->name);
+    free(port->type);
+    free(port->peer_name);
+    free(port);
+}
+
+static int
+dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    const char *name = netdev_get_name(netdev);
+    const char *type = netdev_get_type(netdev);
+    struct ovs_bpf_port info;
+    struct dp_bpf_port *port;
+    uint32_t port_no32 = odp_to_u32(port_no);
+    uint32_t attach_ifindex;
+    int error;
+
+    if (strcmp(type, "system") && strcmp(type, "internal")
+        && strcmp(type, "tap")) {
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
+                     "support ports of type %s", dp->name, name, type);
+        return EOPNOTSUPP;
+    }
+
+    port = xzalloc(sizeof *port);
+    port->port_no = port_no;
+    port->name = xstrdup(name);
+    port->type = xstrdup(type);
+    port->netdev = netdev_ref(netdev);
+    hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
+
+    if (!strcmp(type, "internal")) {
+        port->peer_name = xasprintf("ovsbpf%08"PRIx32,
+                                    hash_string(name,
+                                                hash_string(dp->instance, 0)));
+        /* A veth pair that a killed ovs-vswitchd left behind. */
+        link_delete(port->peer_name);
+        error = veth_create(name, port->peer_name);
+        if (error) {
+            VLOG_WARN("%s: cannot create veth pair %s/%s for internal port "
+                      "(%s)", dp->name, name, port->peer_name,
+                      ovs_strerror(error));
+            free(port->peer_name);
+            port->peer_name = NULL;
+            goto error;
+        }
+        link_disable_ipv6(port->peer_name);
+        port->ifindex = if_nametoindex(name);
+        port->attach_ifindex = if_nametoindex(port->peer_name);
+        /* The hidden end is always up, the visible end is up when the user
+         * brings it up, as with the kernel datapath's internal devices. */
+        error = port->attach_ifindex ? link_set_up(port->attach_ifindex) : 0;
+        if (error) {
+            VLOG_WARN("%s: cannot bring %s up (%s)", dp->name,
+                      port->peer_name, ovs_strerror(error));
+            goto error;
+        }
+    } else {
+        port->ifindex = port->attach_ifindex = if_nametoindex(name);
+    }
+    if (!port->ifindex || !port->attach_ifindex) {
+        error = ENODEV;
+        port->attach_ifindex = 0;
+        goto error;
+    }
+
+    if (strcmp(type, "internal")) {
+        /* As the kernel datapath does: a port receives every frame. */
+        error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
+        if (error) {
+            VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
+                      dp->name, name, ovs_strerror(error));
+            goto error;
+        }
+    }
+
+    /* The maps first, so that the program finds the port as soon as it
+     * runs.  Output to an internal port goes to the egress of the hidden
+     * end, that is to the visible end's ingress. */
+    attach_ifindex = port->attach_ifindex;
+    memset(&info, 0, sizeof info);
+    info.ifindex = port->attach_ifindex;
+    info.flags = 0;
+    if (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info, BPF_ANY)
+        || bpf_map_update_elem(dp->obj->ifindexes_fd, &attach_ifindex,
+                               &port_no32, BPF_ANY)) {
+        error = errno;
+        VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
+                  ovs_strerror(error));
+        goto error;
+    }
+
+    error = dpif_bpf_tc_attach(port->attach_ifindex,
+                               port->peer_name ? port->peer_name : name,
+                               dp->obj->ingress_prog_fd,
+                               &port->created_qdisc);
+    if (error) {
+        /* Not attached: do not detach. */
+        goto error_detached;
+    }
+
+    seq_change(dp->port_seq);
+    VLOG_INFO("%s: added port %s (%s) as port %"PRIu32" (ifindex %d)",
+              dp->name, name, type, port_no32, port->attach_ifindex);
+    return 0;
+
+error_detached:
+    bpf_map_delete_elem(dp->obj->ifindexes_fd, &attach_ifindex);
+    bpf_map_delete_elem(dp->obj->ports_fd, &port_no32);
+    port->attach_ifindex = 0;
+error:
+    dp_bpf_port_remove(dp, port);
+    return error;
+}
+
+static int
+dpif_bpf_port_add(struct dpif *dpif, struct netdev *netdev,
+                  odp_port_t *port_nop)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    if (dp_bpf_lookup_port_by_name(dp, netdev_get_name(netdev))) {
+        error = EEXIST;
+    } else if (*port_nop != ODPP_NONE) {
+        if (odp_to_u32(*port_nop) >= OVS_BPF_MAX_PORTS) {
+            error = EFBIG;
+        } else if (dp_bpf_lookup_port(dp, *port_nop)) {
+            error = EBUSY;
+        } else {
+            error = 0;
+        }
+    } else {
+        *port_nop = choose_port(dp);
+        error = *port_nop == ODPP_NONE ? EFBIG : 0;
+    }
+    if (!error) {
+        error = dp_bpf_port_add(dp, netdev, *port_nop);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+static int
+dpif_bpf_port_del(struct dpif *dpif, odp_port_t port_no)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+    int error = 0;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port(dp, port_no);
+    if (port) {
+        dp_bpf_port_remove(dp, port);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+static void
+answer_port_query(const struct dp_bpf_port *port, struct dpif_port *dpif_port)
+{
+    dpif_port->name = xstrdup(port->name);
+    dpif_port->type = xstrdup(port->type);
+    dpif_port->port_no = port->port_no;
+}
+
+static int
+dpif_bpf_port_query_by_number(const struct dpif *dpif, odp_port_t port_no,
+                              struct dpif_port *dpif_port)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port(dp, port_no);
+    if (port && dpif_port) {
+        answer_port_query(port, dpif_port);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENODEV;
+}
+
+static int
+dpif_bpf_port_query_by_name(const struct dpif *dpif, const char *devname,
+                            struct dpif_port *dpif_port)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port_by_name(dp, devname);
+    if (port && dpif_port) {
+        answer_port_query(port, dpif_port);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENODEV;
+}
+
+struct dpif_bpf_port_state {
+    uint32_t next;              /* Next port number to look at. */
+    struct dpif_port port;      /* Returned by the last dump_next(). */
+};
+
+static int
+dpif_bpf_port_dump_start(const struct dpif *dpif OVS_UNUSED, void **statep)
+{
+    *statep = xzalloc(sizeof(struct dpif_bpf_port_state));
+    return 0;
+}
+
+static int
+dpif_bpf_port_dump_next(const struct dpif *dpif, void *state_,
+                        struct dpif_port *dpif_port)
+{
+    struct dpif_bpf_port_state *state = state_;
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error = EOF;
+
+    dpif_port_destroy(&state->port);
+    memset(&state->port, 0, sizeof state->port);
+
+    ovs_mutex_lock(&dp->mutex);
+    for (; state->next < OVS_BPF_MAX_PORTS; state->next++) {
+        struct dp_bpf_port *port;
+
+        port = dp_bpf_lookup_port(dp, u32_to_odp(state->next));
+        if (port) {
+            answer_port_query(port, &state->port);
+            *dpif_port = state->port;
+            state->next++;
+            error = 0;
+            break;
+        }
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+static int
+dpif_bpf_port_dump_done(const struct dpif *dpif OVS_UNUSED, void *state_)
+{
+    struct dpif_bpf_port_state *state = state_;
+
+    dpif_port_destroy(&state->port);
+    free(state);
+    return 0;
+}
+
+static int
+dpif_bpf_port_poll(const struct dpif *dpif_, char **devnamep OVS_UNUSED)
+{
+    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
+    uint64_t new_port_seq = seq_read(dpif->dp->port_seq);
+
+    if (dpif->last_port_seq != new_port_seq) {
+        dpif->last_port_seq = new_port_seq;
+        return ENOBUFS;
+    }
+    return EAGAIN;
+}
+
+static void
+dpif_bpf_port_poll_wait(const struct dpif *dpif_)
+{
+    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
+
+    seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
+}
+
+/* ------------------------------------------------------------------ */
+/* Flows.                                                             */
+/* ------------------------------------------------------------------ */
+
+static uint32_t
+ufid_hash(const ovs_u128 *ufid)
+{
+    return ufid->u32[0];
+}
+
+static uint32_t
+tkey_hash(const struct ovs_bpf_flow_table_key *tkey)
+{
+    return hash_bytes(tkey, sizeof *tkey, 0);
+}
+
+static struct dp_bpf_flow *
+dp_bpf_find_flow(const struct dp_bpf *dp, const ovs_u128 *ufid)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow;
+
+    HMAP_FOR_EACH_WITH_HASH (flow, ufid_node, ufid_hash(ufid), &dp->flows) {
+        if (ovs_u128_equals(flow->ufid, *ufid)) {
+            return flow;
+        }
+    }
+    return NULL;
+}
+
+static struct dp_bpf_flow *
+dp_bpf_find_flow_by_tkey(const struct dp_bpf *dp,
+                         const struct ovs_bpf_flow_table_key *tkey)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow;
+
+    HMAP_FOR_EACH_WITH_HASH (flow, tkey_node, tkey_hash(tkey),
+                             &dp->flows_by_tkey) {
+        if (!memcmp(&flow->tkey, tkey, sizeof *tkey)) {
+            return flow;
+        }
+    }
+    return NULL;
+}
+
+/* The ufid of a flow: the one given, or else the hash of its key, as
+ * dpctl computes it. */
+static void
+get_ufid(const ovs_u128 *ufid,
+         const struct nlattr *key, size_t key_len, ovs_u128 *out)
+{
+    if (ufid) {
+        *out = *ufid;
+    } else {
+        odp_flow_key_hash(key, key_len, out);
+    }
+}
+
+/* Finds the mask list slot for 'mask', taking a reference, or takes a free
+ * slot for it.  Returns the slot or -1 if the list is full. */
+static int
+dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
+    OVS_REQUIRES(dp->mutex)
+{
+    int free_slot = -1;
+
+    for (int i = 0; i < dp->max_masks; i++) {
+        struct dp_bpf_mask *m = &dp->masks[i];
+
+        if (m->refcnt && !memcmp(&m->mask, mask, sizeof *mask)) {
+            m->refcnt++;
+            return i;
+        } else if (!m->refcnt && free_slot < 0) {
+            free_slot = i;
+        }
+    }
+    if (free_slot >= 0) {
+        struct dp_bpf_mask *m = &dp->masks[free_slot];
+        struct ovs_bpf_mask entry;
+        uint32_t idx = free_slot;
+
+        memset(&entry, 0, sizeof entry);
+        entry.in_use = 1;
+        entry.mask = *mask;
+        if (bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry,
+                                BPF_ANY)) {
+            VLOG_WARN_RL(&rl, "%s: cannot write mask %d (%s)", dp->name,
+                         free_slot, ovs_strerror(errno));
+            return -1;
+        }
+        m->mask = *mask;
+        m->refcnt = 1;
+        dp->n_masks++;
+        if (idx + 1 > dp->mask_range) {
+            dp->mask_range = idx + 1;
+            dp_bpf_write_config(dp);
+        }
+    }
+    return free_slot;
+}
+
+static void
+dp_bpf_mask_unref(struct dp_bpf *dp, uint32_t idx)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_mask *m = &dp->masks[idx];
+
+    ovs_assert(m->refcnt);
+    if (!--m->refcnt) {
+        struct ovs_bpf_mask entry;
+
+        memset(&entry, 0, sizeof entry);
+        bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry, BPF_ANY);
+        dp->n_masks--;
+        if (idx + 1 == dp->mask_range) {
+            while (dp->mask_range && !dp->masks[dp->mask_range - 1].refcnt) {
+                dp->mask_range--;
+            }
+            dp_bpf_write_config(dp);
+        }
+    }
+}
+
+static void
+stats_from_bpf(const struct ovs_bpf_flow_stats *b,
+               struct dpif_flow_stats *stats)
+{
+    stats->n_packets = b->packets;
+    stats->n_bytes = b->bytes;
+    /* bpf_ktime_get_ns() and time_msec() both read CLOCK_MONOTONIC. */
+    stats->used = b->used_ns ? b->used_ns / (1000 * 1000) : 0;
+    stats->tcp_flags = b->tcp_flags;
+}
+
+/* Reads the BPF flow entry of 'flow' into 'value'. */
+static int
+dp_bpf_flow_read(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
+                 struct ovs_bpf_flow *value)
+{
+    if (bpf_map_lookup_elem(dp->obj->flow_table_fd, &flow->tkey, value)) {
+        memset(value, 0, sizeof *value);
+        return errno;
+    }
+    return 0;
+}
+
+static void
+dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
+                      struct dpif_flow_stats *stats)
+{
+    struct ovs_bpf_flow value;
+
+    dp_bpf_flow_read(dp, flow, &value);
+    stats_from_bpf(&value.stats, stats);
+}
+
+static void
+dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
+                   struct dpif_flow_stats *stats)
+    OVS_REQUIRES(dp->mutex)
+{
+    if (stats) {
+        dp_bpf_flow_get_stats(dp, flow, stats);
+    }
+    bpf_map_delete_elem(dp->obj->flow_table_fd, &flow->tkey);
+    dp_bpf_mask_unref(dp, flow->tkey.mask_id);
+    hmap_remove(&dp->flows, &flow->ufid_node);
+    hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
+    dp->n_flows--;
+    free(flow->key);
+    free(flow->mask);
+    free(flow->actions);
+    free(flow);
+}
+
+/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats'.
+ * Actions that are valid but beyond the BPF programs make the flow a
+ * userspace one. */
+static int
+build_flow_value(const struct nlattr *actions, size_t actions_len,
+                 const struct ovs_bpf_flow_stats *stats,
+                 struct ovs_bpf_flow *value)
+{
+    int error;
+
+    memset(value, 0, sizeof *value);
+    if (stats) {
+        value->stats = *stats;
+    }
+    error = dpif_bpf_odp_to_actions(actions, actions_len, value->actions,
+                                    &value->n_actions);
+    if (error == E2BIG) {
+        COVERAGE_INC(dpif_bpf_flow_userspace);
+        memset(value->actions, 0, sizeof value->actions);
+        value->n_actions = 0;
+        value->flags = OVS_BPF_FLOW_F_USERSPACE;
+        error = 0;
+    }
+    return error;
+}
+
+static int
+flow_put_errno(int error)
+{
+    /* A full table is not the caller's fault: say so in a way that shows
+     * in "ovs-appctl coverage/show" too. */
+    if (error == E2BIG || error == ENOMEM || error == ENOSPC) {
+        COVERAGE_INC(dpif_bpf_flow_table_full);
+        return ENOSPC;
+    }
+    return error;
+}
+
+static int
+dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct ovs_bpf_flow_table_key tkey;
+    struct ovs_bpf_flow_key bmask;
+    struct dp_bpf_flow *flow;
+    struct ovs_bpf_flow *value;
+    ovs_u128 ufid;
+    int error;
+
+    if (put->stats) {
+        memset(put->stats, 0, sizeof *put->stats);
+    }
+
+    memset(&tkey, 0, sizeof tkey);
+    error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
+                                put->mask_len, &tkey.key, &bmask);
+    if (error) {
+        return error;
+    }
+    value = xmalloc(sizeof *value);
+    error = build_flow_value(put->actions, put->actions_len, NULL, value);
+    if (error) {
+        goto out;
+    }
+    get_ufid(put->ufid, put->key, put->key_len, &ufid);
+
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        struct ovs_bpf_flow old;
+
+        if (!(put->flags & DPIF_FP_MODIFY)) {
+            error = EEXIST;
+            goto out_unlock;
+        }
+        /* Modifying a flow changes its actions, never its match. */
+        dp_bpf_flow_read(dp, flow, &old);
+        if (put->stats) {
+            stats_from_bpf(&old.stats, put->stats);
+        }
+        if (!(put->flags & DPIF_FP_ZERO_STATS)) {
+            value->stats = old.stats;
+        }
+        if (bpf_map_update_elem(dp->obj->flow_table_fd, &flow->tkey, value,
+                                BPF_EXIST)) {
+            error = flow_put_errno(errno);
+            goto out_unlock;
+        }
+        flow->flags = value->flags;
+        free(flow->actions);
+        flow->actions = xmemdup(put->actions, put->actions_len);
+        flow->actions_len = put->actions_len;
+        goto out_unlock;
+    }
+
+    if (!(put->flags & DPIF_FP_CREATE)) {
+        error = ENOENT;
+        goto out_unlock;
+    }
+    if (dp->n_flows >= dp->flow_limit) {
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: flow table full (%"PRIu32" flows, "
+                         "other_config:bpf-flow-limit): packets of new "
+                         "flows go through ovs-vswitchd", dp->name,
+                         dp->flow_limit);
+        }
+        error = flow_put_errno(ENOSPC);
+        goto out_unlock;
+    }
+
+    error = dp_bpf_mask_ref(dp, &bmask);
+    if (error < 0) {
+        COVERAGE_INC(dpif_bpf_masks_full);
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: mask list full (%"PRIu32" masks)",
+                         dp->name, dp->max_masks);
+        }
+        error = flow_put_errno(ENOSPC);
+        goto out_unlock;
+    }
+    tkey.mask_id = error;
+    error = 0;
+
+    if (dp_bpf_find_flow_by_tkey(dp, &tkey)) {
+        /* The same megaflow under another ufid. */
+        dp_bpf_mask_unref(dp, tkey.mask_id);
+        error = EEXIST;
+        goto out_unlock;
+    }
+    if (bpf_map_update_elem(dp->obj->flow_table_fd, &tkey, value,
+                            BPF_NOEXIST)) {
+        error = flow_put_errno(errno);
+        dp_bpf_mask_unref(dp, tkey.mask_id);
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF flow "
+                         "table (%s)", dp->name, ovs_strerror(error));
+        }
+        goto out_unlock;
+    }
+
+    flow = xzalloc(sizeof *flow);
+    flow->ufid = ufid;
+    flow->tkey = tkey;
+    flow->flags = value->flags;
+    flow->key = xmemdup(put->key, put->key_len);
+    flow->key_len = put->key_len;
+    if (put->mask_len) {
+        flow->mask = xmemdup(put->mask, put->mask_len);
+        flow->mask_len = put->mask_len;
+    }
+    flow->actions = xmemdup(put->actions, put->actions_len);
+    flow->actions_len = put->actions_len;
+    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
+    hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
+    dp->n_flows++;
+
+out_unlock:
+    ovs_mutex_unlock(&dp->mutex);
+out:
+    free(value);
+    return error;
+}
+
+static int
+dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+    ovs_u128 ufid;
+    int error = 0;
+
+    get_ufid(del->ufid, del->key, del->key_len, &ufid);
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        dp_bpf_flow_remove(dp, flow, del->stats);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
+static void
+dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
+                         const struct dp_bpf_flow *flow, bool terse,
+                         struct ofpbuf *buf, struct dpif_flow *out)
+    OVS_REQUIRES(dp->mutex)
+{
+    memset(out, 0, sizeof *out);
+    if (!terse) {
+        size_t key_ofs, mask_ofs, actions_ofs;
+
+        key_ofs = buf->size;
+        ofpbuf_put(buf, flow->key, flow->key_len);
+        mask_ofs = buf->size;
+        /* A flow put without a mask is an exact match, which a dump
+         * without a mask means too. */
+        if (flow->mask_len) {
+            ofpbuf_put(buf, flow->mask, flow->mask_len);
+        }
+        actions_ofs = buf->size;
+        ofpbuf_put(buf, flow->actions, flow->actions_len);
+
+        out->key = ofpbuf_at_assert(buf, key_ofs, flow->key_len);
+        out->key_len = flow->key_len;
+        out->mask_len = actions_ofs - mask_ofs;
+        out->mask = out->mask_len ? ofpbuf_at_assert(buf, mask_ofs,
+                                                     out->mask_len) : NULL;
+        out->actions_len = flow->actions_len;
+        out->actions = ofpbuf_at(buf, actions_ofs, flow->actions_len);
+    }
+    out->ufid = flow->ufid;
+    out->ufid_present = true;
+    out->pmd_id = PMD_ID_NULL;
+    dp_bpf_flow_get_stats(dp, flow, &out->stats);
+    out->attrs.offloaded = false;
+    out->attrs.dp_layer = "bpf";
+    out->attrs.dp_extra_info = NULL;
+}
+
+static int
+dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+    ovs_u128 ufid;
+    int error = 0;
+
+    get_ufid(get->ufid, get->key, get->key_len, &ufid);
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+static int
+dpif_bpf_flow_flush(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+
+    ovs_mutex_lock(&dp->mutex);
+    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+        dp_bpf_flow_remove(dp, flow, NULL);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return 0;
+}
+
+struct dpif_bpf_flow_dump {
+    struct dpif_flow_dump up;
+    struct ovs_mutex mutex;
+    struct hmap_position pos OVS_GUARDED;
+    bool done OVS_GUARDED;
+};
+
+struct dpif_bpf_flow_dump_thread {
+    struct dpif_flow_dump_thread up;
+    struct dpif_bpf_flow_dump *dump;
+    struct ofpbuf bufs[DP_BPF_DUMP_BATCH];
+};
+
+static struct dpif_bpf_flow_dump *
+dpif_bpf_flow_dump_cast(struct dpif_flow_dump *dump)
+{
+    return CONTAINER_OF(dump, struct dpif_bpf_flow_dump, up);
+}
+
+static struct dpif_bpf_flow_dump_thread *
+dpif_bpf_flow_dump_thread_cast(struct dpif_flow_dump_thread *thread)
+{
+    return CONTAINER_OF(thread, struct dpif_bpf_flow_dump_thread, up);
+}
+
+static struct dpif_flow_dump *
+dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
+                          struct dpif_flow_dump_types *types OVS_UNUSED)
+{
+    struct dpif_bpf_flow_dump *dump = xzalloc(sizeof *dump);
+
+    dpif_flow_dump_init(&dump->up, dpif);
+    dump->up.terse = terse;
+    ovs_mutex_init(&dump->mutex);
+    return &dump->up;
+}
+
+static int
+dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+
+    ovs_mutex_destroy(&dump->mutex);
+    free(dump);
+    return 0;
+}
+
+static struct dpif_flow_dump_thread *
+dpif_bpf_flow_dump_thread_create(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+    struct dpif_bpf_flow_dump_thread *thread = xzalloc(sizeof *thread);
+
+    dpif_flow_dump_thread_init(&thread->up, &dump->up);
+    thread->dump = dump;
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_init(&thread->bufs[i], 0);
+    }
+    return &thread->up;
+}
+
+static void
+dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *thread_)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_uninit(&thread->bufs[i]);
+    }
+    free(thread);
+}
+
+static int
+dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
+                        struct dpif_flow *flows, int max_flows)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+    struct dpif_bpf_flow_dump *dump = thread->dump;
+    struct dp_bpf *dp = get_dp_bpf(dump->up.dpif);
+    int n = 0;
+
+    max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
+
+    ovs_mutex_lock(&dump->mutex);
+    ovs_mutex_lock(&dp->mutex);
+    while (!dump->done && n < max_flows) {
+        struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
+        struct dp_bpf_flow *flow;
+
+        if (!node) {
+            dump->done = true;
+            break;
+        }
+        flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
+        ofpbuf_clear(&thread->bufs[n]);
+        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
+                                 &flows[n]);
+        n++;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    ovs_mutex_unlock(&dump->mutex);
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Execute: downcalls through the TAP device.                         */
+/* ------------------------------------------------------------------ */
+
+/* Sends 'packet' down to the datapath with the actions 'actions', as a
+ * frame on the TAP device: the packet, the actions and a struct
+ * ovs_bpf_downcall trailer (see bpf/datapath-abi.h).  The downcall program
+ * runs synchronously in the write(). */
+static int
+dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
+                const struct ovs_bpf_action *actions, uint32_t n_actions)
+{
+    const struct pkt_metadata *md = &packet->md;
+    struct ovs_bpf_downcall dc;
+    struct iovec iov[3];
+    size_t len;
+    ssize_t n;
+
+    len = dp_packet_get_send_len(packet);
+    if (len < ETH_HEADER_LEN) {
+        return EINVAL;
+    }
+
+    memset(&dc, 0, sizeof dc);
+    dc.magic = OVS_BPF_DOWNCALL_MAGIC;
+    dc.abi_version = OVS_BPF_ABI_VERSION;
+    memcpy(dc.secret, dp->secret, sizeof dc.secret);
+    dc.in_port = odp_to_u32(md->in_port.odp_port);
+    dc.n_actions = n_actions;
+    dc.recirc_id = md->recirc_id;
+    dc.dp_hash = md->dp_hash;
+    dc.skb_priority = md->skb_priority;
+    dc.skb_mark = md->pkt_mark;
+
+    iov[0].iov_base = CONST_CAST(void *, dp_packet_data(packet));
+    iov[0].iov_len = len;
+    iov[1].iov_base = CONST_CAST(struct ovs_bpf_action *, actions);
+    iov[1].iov_len = n_actions * sizeof *actions;
+    iov[2].iov_base = &dc;
+    iov[2].iov_len = sizeof dc;
+
+    COVERAGE_INC(dpif_bpf_downcall);
+    n = writev(dp->tap_fd, iov, ARRAY_SIZE(iov));
+    if (n < 0) {
+        int error = errno;
+
+        COVERAGE_INC(dpif_bpf_downcall_error);
+        VLOG_WARN_RL(&rl, "%s: downcall on %s failed (%s)", dp->name,
+                     dp->tap_name, ovs_strerror(error));
+        return error;
+    }
+    return 0;
+}
+
+/* odp_execute_actions() callback for the actions it needs the datapath for
+ * (output, userspace, recirc...): each becomes a one-action downcall. */
+static void
+dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
+                  const struct nlattr *action, bool should_steal)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct dp_bpf *dp = dp_;
+    struct dp_packet *packet;
+    uint32_t n_slots;
+    int error;
+
+    error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                    slots, &n_slots);
+    if (error) {
+        VLOG_WARN_RL(&rl, "%s: action type %"PRIu16" cannot be executed "
+                     "(%s)", dp->name, nl_attr_type(action),
+                     ovs_strerror(error));
+    } else {
+        DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+            dp_bpf_downcall(dp, packet, slots, n_slots);
+        }
+    }
+    if (!should_steal) {
+        /* A trunc() cuts only the packets of the next output: the actions
+         * after this one see the whole packet again. */
+        dp_packet_batch_reset_cutlen(batch);
+    }
+    dp_packet_delete_batch(batch, should_steal);
+}
+
+/* Returns true if the set actions among 'actions' (of 'len' bytes) only set
+ * headers that the packet whose flow is 'flow' has.  The kernel datapath
+ * refuses the other ones (EINVAL), as we do, and odp_execute_actions()
+ * assumes that the headers are there. */
+static bool
+set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
+                       size_t len)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, actions, len) {
+        int type = nl_attr_type(a);
+        bool ok = true;
+
+        if (type == OVS_ACTION_ATTR_CLONE) {
+            ok = set_actions_fit_packet(flow, nl_attr_get(a),
+                                        nl_attr_get_size(a));
+        } else if (type == OVS_ACTION_ATTR_SET
+                   || type == OVS_ACTION_ATTR_SET_MASKED) {
+            const struct nlattr *key = nl_attr_get(a);
+            bool ip = is_ip_any(flow) && !(flow->nw_frag & FLOW_NW_FRAG_LATER);
+
+            switch (nl_attr_type(key)) {
+            case OVS_KEY_ATTR_IPV4:
+                ok = flow->dl_type == htons(ETH_TYPE_IP);
+                break;
+            case OVS_KEY_ATTR_IPV6:
+                ok = flow->dl_type == htons(ETH_TYPE_IPV6);
+                break;
+            case OVS_KEY_ATTR_TCP:
+                ok = ip && flow->nw_proto == IPPROTO_TCP;
+                break;
+            case OVS_KEY_ATTR_UDP:
+                ok = ip && flow->nw_proto == IPPROTO_UDP;
+                break;
+            case OVS_KEY_ATTR_SCTP:
+                ok = ip && flow->nw_proto == IPPROTO_SCTP;
+                break;
+            case OVS_KEY_ATTR_ICMP:
+                ok = ip && flow->nw_proto == IPPROTO_ICMP
+                     && flow->dl_type == htons(ETH_TYPE_IP);
+                break;
+            case OVS_KEY_ATTR_ICMPV6:
+                ok = ip && flow->nw_proto == IPPROTO_ICMPV6
+                     && flow->dl_type == htons(ETH_TYPE_IPV6);
+                break;
+            case OVS_KEY_ATTR_ARP:
+                ok = (flow->dl_type == htons(ETH_TYPE_ARP)
+                      || flow->dl_type == htons(ETH_TYPE_RARP));
+                break;
+            case OVS_KEY_ATTR_ND:
+            case OVS_KEY_ATTR_ND_EXTENSIONS:
+                ok = is_nd(flow, NULL);
+                break;
+            default:
+                break;
+            }
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
+ * cannot run.  Returns EINVAL (and does nothing) if the actions set headers
+ * that the packet does not have. */
+static int
+dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
+                         bool steal, bool probe, const struct nlattr *actions,
+                         size_t actions_len)
+{
+    struct dp_packet_batch batch;
+    struct flow flow;
+
+    /* odp_execute_actions() needs the header offsets. */
+    flow_extract(packet, &flow);
+    if (!set_actions_fit_packet(&flow, actions, actions_len)) {
+        if (steal) {
+            dp_packet_delete(packet);
+        }
+        return EINVAL;
+    }
+    if (probe) {
+        /* A feature probe: the actions are valid, but running them could
+         * send spurious packets into the network (as dpif-netdev, drop). */
+        return 0;
+    }
+
+    COVERAGE_INC(dpif_bpf_execute_userspace);
+    dp_packet_batch_init_packet(&batch, packet);
+    odp_execute_actions(dp, &batch, steal, actions, actions_len,
+                        dp_bpf_execute_cb);
+    return 0;
+}
+
+static int
+dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    uint32_t n_slots;
+    int error;
+
+    if (dp_packet_size(execute->packet) < ETH_HEADER_LEN) {
+        return EINVAL;
+    }
+    error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
+                                    slots, &n_slots);
+    if (error == E2BIG) {
+        return dp_bpf_execute_userspace(dp, execute->packet, false,
+                                        execute->probe, execute->actions,
+                                        execute->actions_len);
+    } else if (error) {
+        return error;
+    } else if (!n_slots || execute->probe) {
+        return 0;
+    }
+    return dp_bpf_downcall(dp, execute->packet, slots, n_slots);
+}
+
+static void
+dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
+                 enum dpif_offload_type offload_type OVS_UNUSED)
+{
+    for (size_t i = 0; i < n_ops; i++) {
+        struct dpif_op *op = ops[i];
+
+        switch (op->type) {
+        case DPIF_OP_FLOW_PUT:
+            op->error = dp_bpf_flow_put(dpif, &op->flow_put);
+            break;
+        case DPIF_OP_FLOW_DEL:
+            op->error = dp_bpf_flow_del(dpif, &op->flow_del);
+            break;
+        case DPIF_OP_FLOW_GET:
+            op->error = dp_bpf_flow_get(dpif, &op->flow_get);
+            break;
+        case DPIF_OP_EXECUTE:
+            op->error = dp_bpf_execute(dpif, &op->execute);
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Upcalls.                                                           */
+/* ------------------------------------------------------------------ */
+
+static int
+dpif_bpf_recv_set(struct dpif *dpif, bool enable)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error = 0;
+
+    ovs_rwlock_wrlock(&dp->upcall_rwlock);
+    if (enable && !dp->upcalls) {
+        dp->upcalls = dpif_bpf_upcalls_create(dp->obj->upcalls_fd, &error);
+        if (dp->upcalls && dp->n_handlers) {
+            dpif_bpf_upcalls_set_handlers(dp->upcalls, dp->n_handlers);
+        }
+    } else if (!enable && dp->upcalls) {
+        dpif_bpf_upcalls_destroy(dp->upcalls);
+        dp->upcalls = NULL;
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+    return error;
+}
+
+static int
+dpif_bpf_handlers_set(struct dpif *dpif, uint32_t n_handlers)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error = 0;
+
+    ovs_rwlock_wrlock(&dp->upcall_rwlock);
+    dp->n_handlers = n_handlers;
+    if (dp->upcalls) {
+        error = dpif_bpf_upcalls_set_handlers(dp->upcalls, n_handlers);
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+    return error;
+}
+
+/* A packet of a flow whose actions only ovs-vswitchd can run. */
+static void
+dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
+                 const void *data)
+{
+    struct dp_bpf_flow *flow;
+    struct nlattr *actions = NULL;
+    size_t actions_len = 0;
+
+    COVERAGE_INC(dpif_bpf_slow_path);
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow_by_tkey(dp, &up->flow);
+    if (flow) {
+        actions = xmemdup(flow->actions, flow->actions_len);
+        actions_len = flow->actions_len;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    if (flow) {
+        struct dp_packet *packet = xmalloc(sizeof *packet);
+        struct flow pkt_flow;
+
+        dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
+        dp_bpf_execute_userspace(dp, packet, true, false, actions,
+                                 actions_len);
+        free(actions);
+    }
+}
+
+static int
+dpif_bpf_recv(struct dpif *dpif, uint32_t handler_id,
+              struct dpif_upcall *upcall, struct ofpbuf *buf)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct ofpbuf record;
+    int error = EAGAIN;
+
+    ofpbuf_init(&record, 2048);
+    ovs_rwlock_rdlock(&dp->upcall_rwlock);
+    while (dp->upcalls
+           && !dpif_bpf_upcalls_recv(dp->upcalls, handler_id, &record)) {
+        const struct ovs_bpf_upcall *up = record.data;
+        const void *pkt = up + 1;
+
+        if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
+            dp_bpf_slow_path(dp, up, pkt);
+            continue;
+        }
+        error = dpif_bpf_upcall_to_dpif(up, pkt, upcall, buf);
+        if (!error) {
+            break;
+        }
+        error = EAGAIN;
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+    ofpbuf_uninit(&record);
+    return error;
+}
+
+static void
+dpif_bpf_recv_wait(struct dpif *dpif, uint32_t handler_id)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_rwlock_rdlock(&dp->upcall_rwlock);
+    if (dp->upcalls) {
+        dpif_bpf_upcalls_wait(dp->upcalls, handler_id);
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+}
+
+static void
+dpif_bpf_recv_purge(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_rwlock_rdlock(&dp->upcall_rwlock);
+    if (dp->upcalls) {
+        dpif_bpf_upcalls_purge(dp->upcalls);
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration and the rest of the class.                           */
+/* ------------------------------------------------------------------ */
+
+static int
+dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    unsigned int limit, max_masks;
+
+    limit = smap_get_uint(other_config, "bpf-flow-limit",
+                          DP_BPF_FLOW_TABLE_SIZE);
+    limit = MAX(1, MIN(limit, DP_BPF_FLOW_TABLE_SIZE));
+    max_masks = smap_get_uint(other_config, "bpf-max-masks",
+                              OVS_BPF_MAX_MASKS);
+    max_masks = MAX(1, MIN(max_masks, OVS_BPF_MAX_MASKS));
+
+    if (dp->obj->vlan_limit && dp->obj->vlan_limit != flow_vlan_limit) {
+        static struct vlog_rate_limit vlan_rl = VLOG_RATE_LIMIT_INIT(1, 1);
+
+        VLOG_INFO_RL(&vlan_rl, "%s: the BPF parser decodes %"PRIu32" VLAN "
+                     "tags, other_config:vlan-limit now asks for %d: "
+                     "recreate the datapath (restart ovs-vswitchd) to apply",
+                     dp->name, dp->obj->vlan_limit, flow_vlan_limit);
+    }
+
+    ovs_mutex_lock(&dp->mutex);
+    if (limit != dp->flow_limit || max_masks != dp->max_masks) {
+        VLOG_INFO("%s: flow limit %u, at most %u masks (existing flows are "
+                  "kept)", dp->name, limit, max_masks);
+        dp->flow_limit = limit;
+        dp->max_masks = max_masks;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return 0;
+}
+
+static char *
+dpif_bpf_get_datapath_version(void)
+{
+    return xasprintf("bpf (ABI version %d)", OVS_BPF_ABI_VERSION);
+}
+
+/* "ovs-appctl dpif-bpf/show [dp]": the BPF datapath's own counters. */
+static void
+dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
+                      const char *argv[], void *aux OVS_UNUSED)
+{
+    static const char *const names[__OVS_BPF_STAT_MAX] = {
+        [OVS_BPF_STAT_HIT] = "hit",
+        [OVS_BPF_STAT_MISSED] = "missed",
+        [OVS_BPF_STAT_LOST] = "lost",
+        [OVS_BPF_STAT_MASK_HIT] = "mask_hit",
+        [OVS_BPF_STAT_DOWNCALL] = "downcall",
+        [OVS_BPF_STAT_DOWNCALL_FORGED] = "downcall_forged",
+        [OVS_BPF_STAT_DOWNCALL_MALFORMED] = "downcall_malformed",
+        [OVS_BPF_STAT_PARSE_ERROR] = "parse_error",
+        [OVS_BPF_STAT_ACTION_ERROR] = "action_error",
+        [OVS_BPF_STAT_RECIRC_LIMIT] = "recirc_limit",
+        [OVS_BPF_STAT_SLOW_PATH] = "slow_path",
+    };
+    struct ds ds = DS_EMPTY_INITIALIZER;
+    struct shash_node *node;
+
+    ovs_mutex_lock(&dp_bpf_mutex);
+    SHASH_FOR_EACH (node, &dp_bpfs) {
+        struct dp_bpf *dp = node->data;
+
+        if (argc > 1 && strcmp(argv[1], dp->name)) {
+            continue;
+        }
+        ds_put_format(&ds, "%s:\n", dp->name);
+        ds_put_format(&ds, "  object: %s (ABI version %"PRIu32")\n",
+                      dp->obj->path, dp->obj->abi_version);
+        ds_put_format(&ds, "  VLAN tags decoded: %"PRIu32"\n",
+                      dp->obj->vlan_limit);
+        ds_put_format(&ds, "  maps pinned in: %s\n", dp->obj->pin_dir);
+        ds_put_format(&ds, "  downcall device: %s\n", dp->tap_name);
+        ovs_mutex_lock(&dp->mutex);
+        ds_put_format(&ds, "  flows: %"PRIuSIZE" (limit %"PRIu32")\n",
+                      dp->n_flows, dp->flow_limit);
+        ds_put_format(&ds, "  masks: %"PRIu32" (searched %"PRIu32", limit "
+                      "%"PRIu32")\n", dp->n_masks, dp->mask_range,
+                      dp->max_masks);
+        ovs_mutex_unlock(&dp->mutex);
+        for (int i = 0; i < __OVS_BPF_STAT_MAX; i++) {
+            ds_put_format(&ds, "  %s: %"PRIu64"\n", names[i],
+                          read_dp_stat(dp, i));
+        }
+    }
+    ovs_mutex_unlock(&dp_bpf_mutex);
+
+    if (argc > 1 && !ds.length) {
+        unixctl_command_reply_error(conn, "no such BPF datapath");
+    } else {
+        unixctl_command_reply(conn, ds_cstr(&ds));
+    }
+    ds_destroy(&ds);
+}
+
+static void
+dpif_bpf_unixctl_init(void)
+{
+    unixctl_command_register("dpif-bpf/show", "[dp]", 0, 1,
+                             dpif_bpf_unixctl_show, NULL);
+}
+
+const struct dpif_class dpif_bpf_class = {
+    "bpf",
+    true,                       /* cleanup_required */
+    dpif_bpf_init,
+    dpif_bpf_enumerate,
+    dpif_bpf_port_open_type,
+    dpif_bpf_open,
+    dpif_bpf_close,
+    dpif_bpf_destroy,
+    dpif_bpf_run,
+    dpif_bpf_wait,
+    dpif_bpf_get_stats,
+    NULL,                       /* set_features */
+    dpif_bpf_port_add,
+    dpif_bpf_port_del,
+    NULL,                       /* port_set_config */
+    dpif_bpf_port_query_by_number,
+    dpif_bpf_port_query_by_name,
+    NULL,                       /* port_get_pid */
+    dpif_bpf_port_dump_start,
+    dpif_bpf_port_dump_next,
+    dpif_bpf_port_dump_done,
+    dpif_bpf_port_poll,
+    dpif_bpf_port_poll_wait,
+    dpif_bpf_flow_flush,
+    dpif_bpf_flow_dump_create,
+    dpif_bpf_flow_dump_destroy,
+    dpif_bpf_flow_dump_thread_create,
+    dpif_bpf_flow_dump_thread_destroy,
+    dpif_bpf_flow_dump_next,
+    dpif_bpf_operate,
+    NULL,                       /* offload_stats_get */
+    dpif_bpf_recv_set,
+    dpif_bpf_handlers_set,
+    NULL,                       /* number_handlers_required */
+    dpif_bpf_set_config,
+    NULL,                       /* queue_to_priority */
+    dpif_bpf_recv,
+    dpif_bpf_recv_wait,
+    dpif_bpf_recv_purge,
+    NULL,                       /* register_dp_purge_cb */
+    NULL,                       /* register_upcall_cb */
+    NULL,                       /* enable_upcall */
+    NULL,                       /* disable_upcall */
+    dpif_bpf_get_datapath_version,
+    NULL,                       /* ct_dump_start */
+    NULL,                       /* ct_dump_next */
+    NULL,                       /* ct_dump_done */
+    NULL,                       /* ct_flush */
+    NULL,                       /* ct_set_maxconns */
+    NULL,                       /* ct_get_maxconns */
+    NULL,                       /* ct_get_nconns */
+    NULL,                       /* ct_set_tcp_seq_chk */
+    NULL,                       /* ct_get_tcp_seq_chk */
+    NULL,                       /* ct_set_limits */
+    NULL,                       /* ct_get_limits */
+    NULL,                       /* ct_del_limits */
+    NULL,                       /* ct_set_timeout_policy */
+    NULL,                       /* ct_get_timeout_policy */
+    NULL,                       /* ct_del_timeout_policy */
+    NULL,                       /* ct_timeout_policy_dump_start */
+    NULL,                       /* ct_timeout_policy_dump_next */
+    NULL,                       /* ct_timeout_policy_dump_done */
+    NULL,                       /* ct_get_timeout_policy_name */
+    NULL,                       /* ct_get_features */
+    NULL,                       /* ipf_set_enabled */
+    NULL,                       /* ipf_set_min_frag */
+    NULL,                       /* ipf_set_max_nfrags */
+    NULL,                       /* ipf_get_status */
+    NULL,                       /* ipf_dump_start */
+    NULL,                       /* ipf_dump_next */
+    NULL,                       /* ipf_dump_done */
+    NULL,                       /* meter_get_features */
+    NULL,                       /* meter_set */
+    NULL,                       /* meter_get */
+    NULL,                       /* meter_del */
+    NULL,                       /* bond_add */
+    NULL,                       /* bond_del */
+    NULL,                       /* bond_stats_get */
+    NULL,                       /* cache_get_supported_levels */
+    NULL,                       /* cache_get_name */
+    NULL,                       /* cache_get_size */
+    NULL,                       /* cache_set_size */
+};

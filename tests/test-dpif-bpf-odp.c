@@ -1,0 +1,486 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Unit tests of lib/dpif-bpf-odp.c, driven by tests/dpif-bpf-odp.at.
+ *
+ * Every command reads one ODP flow or action list per line from stdin (the
+ * syntax of ovs-dpctl, parsed by odp-util) and prints what the translation
+ * gives, so that the expected output in the .at file documents the
+ * translation. */
+
+#include <config.h>
+#undef NDEBUG
+#include "dpif-bpf-odp.h"
+
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "command-line.h"
+#include "netlink.h"
+#include "odp-netlink.h"
+#include "odp-util.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/ofpbuf.h"
+#include "openvswitch/vlog.h"
+#include "ovstest.h"
+#include "packets.h"
+#include "util.h"
+
+static const char *
+error_name(int error)
+{
+    return (error == EINVAL ? "EINVAL"
+            : error == E2BIG ? "E2BIG"
+            : ovs_strerror(error));
+}
+
+/* Translates the flow on each input line to a BPF key and mask and prints
+ * them, then translates them back to ODP and checks that this gives the same
+ * BPF key and mask again.  With 'exact', the mask of the input is ignored:
+ * the flow is translated as an exact-match key, as dpif_flow_put() without a
+ * mask does (ofproto's feature probes). */
+static int
+translate_keys(bool exact)
+{
+    int exit_code = 0;
+    struct ds in;
+
+    ds_init(&in);
+    while (!ds_get_test_line(&in, stdin)) {
+        struct ovs_bpf_flow_key bkey, bmask, bkey2, bmask2;
+        struct ofpbuf key, mask, key2, mask2;
+        struct ds out = DS_EMPTY_INITIALIZER;
+        char *error_s;
+        int error;
+
+        ofpbuf_init(&key, 0);
+        ofpbuf_init(&mask, 0);
+        ofpbuf_init(&key2, 0);
+        ofpbuf_init(&mask2, 0);
+        error = odp_flow_from_string(ds_cstr(&in), NULL, &key, &mask,
+                                     &error_s);
+        if (error) {
+            printf("parse error: %s\n", error_s);
+            free(error_s);
+            exit_code = 1;
+            goto next;
+        }
+
+        error = dpif_bpf_odp_to_key(key.data, key.size,
+                                    mask.data, exact ? 0 : mask.size,
+                                    &bkey, &bmask);
+        if (error) {
+            printf("%s\n", error_name(error));
+            goto next;
+        }
+
+        /* Masked keys: no bit of the key outside the mask. */
+        for (size_t i = 0; i < sizeof bkey; i++) {
+            if (((uint8_t *) &bkey)[i] & ~((uint8_t *) &bmask)[i]) {
+                printf("key not masked at byte %"PRIuSIZE"\n", i);
+                exit_code = 1;
+            }
+        }
+
+        dpif_bpf_format_key(&out, &bkey, &bmask);
+        printf("bpf: %s\n", ds_cstr(&out));
+
+        /* Back to ODP, as a flow dump does, and once more to BPF. */
+        dpif_bpf_key_to_odp(&bkey, &bmask, &key2, &mask2);
+        ds_clear(&out);
+        odp_flow_format(key2.data, key2.size, mask2.data, mask2.size, NULL,
+                        &out, false);
+        printf("odp: %s\n", ds_cstr(&out));
+
+        error = dpif_bpf_odp_to_key(key2.data, key2.size,
+                                    mask2.data, mask2.size, &bkey2, &bmask2);
+        if (error) {
+            printf("round trip: %s\n", error_name(error));
+            exit_code = 1;
+        } else if (memcmp(&bkey, &bkey2, sizeof bkey)
+                   || memcmp(&bmask, &bmask2, sizeof bmask)) {
+            ds_clear(&out);
+            dpif_bpf_format_key(&out, &bkey2, &bmask2);
+            printf("round trip differs: %s\n", ds_cstr(&out));
+            exit_code = 1;
+        }
+
+    next:
+        ds_destroy(&out);
+        ofpbuf_uninit(&key);
+        ofpbuf_uninit(&mask);
+        ofpbuf_uninit(&key2);
+        ofpbuf_uninit(&mask2);
+    }
+    ds_destroy(&in);
+    return exit_code;
+}
+
+static void
+test_keys(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    exit(translate_keys(false));
+}
+
+static void
+test_exact_keys(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    exit(translate_keys(true));
+}
+
+/* Translates 'actions' and prints the slots, or the error.  Also checks that
+ * unused slots are zeroed and that dpif_bpf_odp_check_actions() agrees.
+ * Returns false if a check failed. */
+static bool
+print_translation(const struct ofpbuf *actions)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    uint32_t n = UINT32_MAX;
+    bool ok = true;
+    int error, check;
+
+    memset(slots, 0xcc, sizeof slots);
+    error = dpif_bpf_odp_to_actions(actions->data, actions->size, slots, &n);
+    check = dpif_bpf_odp_check_actions(actions->data, actions->size);
+    if (check != (error == E2BIG ? 0 : error)) {
+        printf("check_actions disagrees: %s\n", error_name(check));
+        ok = false;
+    }
+    if (error) {
+        printf("%s\n", error_name(error));
+    } else {
+        struct ds out = DS_EMPTY_INITIALIZER;
+
+        ovs_assert(n <= OVS_BPF_MAX_ACTIONS);
+        for (uint32_t i = n; i < OVS_BPF_MAX_ACTIONS; i++) {
+            ovs_assert(is_all_zeros(&slots[i], sizeof slots[i]));
+        }
+        dpif_bpf_format_actions(&out, slots, n);
+        printf("%"PRIu32": %s\n", n, ds_cstr(&out));
+        ds_destroy(&out);
+    }
+    return ok;
+}
+
+/* Translates the actions on each input line. */
+static void
+test_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    int exit_code = 0;
+    struct ds in;
+
+    ds_init(&in);
+    while (!ds_get_test_line(&in, stdin)) {
+        struct ofpbuf actions;
+        int error;
+
+        ofpbuf_init(&actions, 0);
+        error = odp_actions_from_string(ds_cstr(&in), NULL, &actions);
+        if (error) {
+            printf("parse error: %s\n", ovs_strerror(error));
+            exit_code = 1;
+        } else if (!print_translation(&actions)) {
+            exit_code = 1;
+        }
+        ofpbuf_uninit(&actions);
+    }
+    ds_destroy(&in);
+    exit(exit_code);
+}
+
+static void
+put_hash(struct ofpbuf *b, uint32_t alg, uint32_t basis)
+{
+    struct ovs_action_hash hash = { .hash_alg = alg, .hash_basis = basis };
+
+    nl_msg_put_unspec(b, OVS_ACTION_ATTR_HASH, &hash, sizeof hash);
+}
+
+/* Actions that odp_actions_from_string() cannot parse (hash, MPLS, Ethernet
+ * push and pop), built
+ * here as Netlink attributes, with the ODP form in the output. */
+static void
+test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    int exit_code = 0;
+
+    for (int i = 0; ; i++) {
+        struct ovs_action_push_mpls mpls = {
+            .mpls_lse = htonl(10 << MPLS_LABEL_SHIFT | MPLS_BOS_MASK | 64),
+            .mpls_ethertype = htons(ETH_TYPE_MPLS),
+        };
+        struct ds s = DS_EMPTY_INITIALIZER;
+        struct ofpbuf b;
+        size_t ofs;
+
+        ofpbuf_init(&b, 0);
+        switch (i) {
+        case 0:
+            put_hash(&b, OVS_HASH_ALG_L4, 5);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 0x10);
+            break;
+        case 1:
+            /* Symmetric hash: userspace only. */
+            put_hash(&b, OVS_HASH_ALG_SYM_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
+        case 2:
+            /* Unknown algorithm. */
+            put_hash(&b, 7, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
+        case 3:
+            /* Recirculation in a clone with actions after it. */
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            put_hash(&b, OVS_HASH_ALG_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            nl_msg_end_nested(&b, ofs);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+            break;
+        case 4:
+            /* The same as the last action: fine. */
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            put_hash(&b, OVS_HASH_ALG_L4, 0);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            nl_msg_end_nested(&b, ofs);
+            break;
+        case 5:
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_MPLS, &mpls,
+                              sizeof mpls);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 6:
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                            htons(ETH_TYPE_IP));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 7: {
+            struct ovs_action_push_eth push_eth = {
+                .addresses = {
+                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+                },
+            };
+
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                              sizeof push_eth);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        }
+        case 8:
+            nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        default:
+            ofpbuf_uninit(&b);
+            exit(exit_code);
+        }
+
+        format_odp_actions(&s, b.data, b.size, NULL);
+        printf("%s -> ", ds_cstr(&s));
+        if (!print_translation(&b)) {
+            exit_code = 1;
+        }
+        ds_destroy(&s);
+        ofpbuf_uninit(&b);
+    }
+}
+
+/* Prints 'n' outputs, comma-separated, for the slot-limit tests. */
+static void
+test_gen_outputs(struct ovs_cmdl_context *ctx)
+{
+    int n = atoi(ctx->argv[1]);
+
+    for (int i = 0; i < n; i++) {
+        printf("%s%d", i ? "," : "", i + 1);
+    }
+    putchar('\n');
+}
+
+/* Returns the descriptor number, in process 'pid', of the TAP device
+ * 'tap_name' (tun descriptors say "iff: <name>" in their fdinfo), or -1. */
+static int
+find_tap_fd(pid_t pid, const char *tap_name)
+{
+    char *dir_name = xasprintf("/proc/%ld/fdinfo", (long) pid);
+    DIR *dir = opendir(dir_name);
+    struct dirent *de;
+    int found = -1;
+
+    if (!dir) {
+        ovs_fatal(errno, "%s", dir_name);
+    }
+    while (found < 0 && (de = readdir(dir)) != NULL) {
+        char *name = xasprintf("%s/%s", dir_name, de->d_name);
+        FILE *f = fopen(name, "r");
+        char line[128];
+
+        while (f && fgets(line, sizeof line, f)) {
+            char iff[IFNAMSIZ + 1];
+
+            if (sscanf(line, "iff: %16s", iff) == 1
+                && !strcmp(iff, tap_name)) {
+                found = atoi(de->d_name);
+                break;
+            }
+        }
+        if (f) {
+            fclose(f);
+        }
+        free(name);
+    }
+    closedir(dir);
+    free(dir_name);
+    return found;
+}
+
+/* send-downcall PIN_DIR TAP PID IN_PORT OUT_PORT ETH_DST good|bad
+ *
+ * Writes to the downcall TAP device 'TAP' of ovs-vswitchd (process PID) one
+ * downcall frame: an Ethernet frame to ETH_DST with ethertype 0x88b5, whose
+ * only action is OUTPUT to odp port OUT_PORT.  With "good", the trailer
+ * carries the datapath's secret, read from the 'dp_config' map pinned in
+ * PIN_DIR; with "bad", the same secret with one bit flipped, as a forger
+ * who cannot read the map would send.  The TAP is opened by duplicating
+ * ovs-vswitchd's descriptor (pidfd_getfd()): a TAP that is not persistent
+ * cannot be attached twice. */
+static void
+test_send_downcall(struct ovs_cmdl_context *ctx)
+{
+    const char *pin_dir = ctx->argv[1];
+    const char *tap_name = ctx->argv[2];
+    pid_t pid = atoi(ctx->argv[3]);
+    uint32_t in_port = atoi(ctx->argv[4]);
+    uint32_t out_port = atoi(ctx->argv[5]);
+    bool good = !strcmp(ctx->argv[7], "good");
+    struct ovs_bpf_dp_config config;
+    struct ovs_bpf_downcall dc;
+    struct ovs_bpf_action action;
+    struct eth_header eth;
+    struct eth_addr dst;
+    uint8_t frame[256];
+    size_t ofs = 0;
+    uint32_t zero = 0;
+    int map_fd, pidfd, tap_fd, fd;
+    char *path;
+
+    if (!eth_addr_from_string(ctx->argv[6], &dst)) {
+        ovs_fatal(0, "%s: bad Ethernet address", ctx->argv[6]);
+    }
+
+    path = xasprintf("%s/%s", pin_dir, OVS_BPF_MAP_DP_CONFIG);
+    map_fd = bpf_obj_get(path);
+    if (map_fd < 0 || bpf_map_lookup_elem(map_fd, &zero, &config)) {
+        ovs_fatal(errno, "%s", path);
+    }
+    free(path);
+    close(map_fd);
+
+    fd = find_tap_fd(pid, tap_name);
+    if (fd < 0) {
+        ovs_fatal(0, "process %ld has no descriptor for %s", (long) pid,
+                  tap_name);
+    }
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    pidfd = syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) {
+        ovs_fatal(errno, "pidfd_open");
+    }
+    tap_fd = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    if (tap_fd < 0) {
+        ovs_fatal(errno, "pidfd_getfd");
+    }
+#else
+    ovs_fatal(0, "this system has no pidfd_getfd()");
+#endif
+
+    /* The packet. */
+    eth.eth_dst = dst;
+    eth.eth_src = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 01);
+    eth.eth_type = htons(0x88b5);
+    memcpy(frame, &eth, sizeof eth);
+    ofs = sizeof eth;
+    memset(&frame[ofs], 0, 46);
+    ovs_strlcpy((char *) &frame[ofs], "ovs-bpf downcall test", 46);
+    ofs += 46;
+
+    /* Its action. */
+    memset(&action, 0, sizeof action);
+    action.type = OVS_BPF_ACTION_OUTPUT;
+    action.u.output.port = out_port;
+    memcpy(&frame[ofs], &action, sizeof action);
+    ofs += sizeof action;
+
+    /* The trailer. */
+    memset(&dc, 0, sizeof dc);
+    dc.magic = OVS_BPF_DOWNCALL_MAGIC;
+    dc.abi_version = OVS_BPF_ABI_VERSION;
+    memcpy(dc.secret, config.secret, sizeof dc.secret);
+    if (!good) {
+        dc.secret[0] ^= 1;
+    }
+    dc.in_port = in_port;
+    dc.n_actions = 1;
+    memcpy(&frame[ofs], &dc, sizeof dc);
+    ofs += sizeof dc;
+
+    if (write(tap_fd, frame, ofs) != ofs) {
+        ovs_fatal(errno, "write to %s", tap_name);
+    }
+    close(tap_fd);
+    close(pidfd);
+}
+
+static const struct ovs_cmdl_command commands[] = {
+    { "keys", NULL, 0, 0, test_keys, OVS_RO },
+    { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
+    { "actions", NULL, 0, 0, test_actions, OVS_RO },
+    { "built-actions", NULL, 0, 0, test_built_actions, OVS_RO },
+    { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
+    { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
+      7, 7, test_send_downcall, OVS_RO },
+    { NULL, NULL, 0, 0, NULL, OVS_RO },
+};
+
+static void
+test_dpif_bpf_odp_main(int argc, char *argv[])
+{
+    struct ovs_cmdl_context ctx = {
+        .argc = argc - 1,
+        .argv = argv + 1,
+    };
+
+    set_program_name(argv[0]);
+
+    /* "-v..." options first, for debugging: e.g. -vdpif_bpf_odp:dbg shows
+     * why a flow is rejected. */
+    while (ctx.argc && !strncmp(ctx.argv[0], "-v", 2)) {
+        vlog_set_verbosity(ctx.argv[0][2] ? &ctx.argv[0][2] : NULL);
+        ctx.argc--;
+        ctx.argv++;
+    }
+    ovs_cmdl_run_command(&ctx, commands);
+}
+
+OVSTEST_REGISTER("test-dpif-bpf-odp", test_dpif_bpf_odp_main);
