@@ -395,8 +395,8 @@ afxdp_probe_multi_buffer(void)
     int prog_fd = afxdp_load_prog(map_fd, true);
     close(map_fd);
     if (prog_fd < 0) {
-        VLOG_INFO("kernel rejects frags-aware XDP programs (%s): "
-                  "no AF_XDP multi-buffer", ovs_strerror(-prog_fd));
+        VLOG_DBG("kernel rejects frags-aware XDP programs (%s): "
+                 "no AF_XDP multi-buffer", ovs_strerror(-prog_fd));
         return false;
     }
     close(prog_fd);
@@ -413,7 +413,7 @@ afxdp_probe_multi_buffer(void)
     int error = bind(sock, (struct sockaddr *) &sxdp, sizeof sxdp) ? errno : 0;
     close(sock);
     if (error == EINVAL) {
-        VLOG_INFO("kernel does not know XDP_USE_SG: no AF_XDP multi-buffer");
+        VLOG_DBG("kernel does not know XDP_USE_SG: no AF_XDP multi-buffer");
         return false;
     }
     return true;
@@ -431,7 +431,9 @@ netdev_afxdp_init(void)
         libxdp_set_print(afxdp_libxdp_print);
         libbpf_set_print(afxdp_libbpf_print);
         kernel_has_multi_buffer = afxdp_probe_multi_buffer();
-        VLOG_INFO("AF_XDP multi-buffer (jumbo frames): %s",
+        /* Not INFO: this runs before ovs-vswitchd detaches, and OVS's
+         * tests check that nothing unexpected reaches stderr then. */
+        VLOG_DBG("AF_XDP multi-buffer (jumbo frames): %s",
                   kernel_has_multi_buffer ? "available" : "not available");
         ovsthread_once_done(&once);
     }
