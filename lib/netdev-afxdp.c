@@ -515,7 +515,7 @@ error:
 /* Finds or creates the UMEM for a new queue of a port in 'group' (NULL for
  * a private UMEM) and reserves a slice in it. */
 static struct afxdp_umem *
-afxdp_umem_get(const char *group, unsigned int slice_frames,
+afxdp_umem_get(const char *group, unsigned int slice_frames, bool zero_copy,
                unsigned int *slotp, char **errp)
     OVS_REQUIRES(afxdp_mutex)
 {
@@ -523,6 +523,12 @@ afxdp_umem_get(const char *group, unsigned int slice_frames,
                                     : NULL;
 
     if (umem) {
+        if (umem->anchor && umem->zero_copy != zero_copy) {
+            /* The kernel gives later sockets the mode of the first. */
+            *errp = xasprintf("the sockets of umem-group %s are in %s mode",
+                              group, umem->zero_copy ? "zero-copy" : "copy");
+            return NULL;
+        }
         if (umem->slice_frames != slice_frames) {
             *errp = xasprintf("umem-group %s uses umem-frames=%u, not %u",
                               group, umem->slice_frames, slice_frames);
@@ -555,9 +561,11 @@ afxdp_umem_get(const char *group, unsigned int slice_frames,
     return umem;
 }
 
-/* Releases the slice of 'xsk' in its UMEM, whose socket is already gone. */
+/* Releases the slice of 'xsk' in its UMEM, whose socket is already gone.
+ * 'bound' is false if the socket never got bound, in which case no frame of
+ * the slice ever left it. */
 static void
-afxdp_umem_put(struct xsk_socket_info *xsk)
+afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
     OVS_REQUIRES(afxdp_mutex)
 {
     struct afxdp_umem *umem = xsk->umem;
@@ -565,7 +573,11 @@ afxdp_umem_put(struct xsk_socket_info *xsk)
     umem->slots[xsk->slot] = NULL;
     umem->n_users--;
 
-    if (umem->group && (umem->n_users || xsk == umem->anchor)) {
+    if (!bound) {
+        if (xsk->slot + 1 == umem->next_slot) {
+            umem->next_slot--;
+        }
+    } else if (umem->group && (umem->n_users || xsk == umem->anchor)) {
         /* A member leaves a live group.  Retire the UMEM: its slices cannot
          * be reused, and when the member is the anchor, the socket that
          * registered the UMEM stays bound to the member's queue until the
@@ -648,7 +660,9 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
 
     xsk->netdev = &dev->up;
     xsk->qid = qid;
-    xsk->umem = afxdp_umem_get(ad->umem_group, ad->umem_frames, &slot, errp);
+    xsk->umem = afxdp_umem_get(ad->umem_group, ad->umem_frames,
+                               mode == OVS_AF_XDP_MODE_NATIVE_ZC, &slot,
+                               errp);
     if (!xsk->umem) {
         free(xsk);
         *errorp = EINVAL;
@@ -657,16 +671,6 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     xsk->slot = slot;
 
     struct afxdp_umem *umem = xsk->umem;
-    if (umem->anchor
-        && umem->zero_copy != (mode == OVS_AF_XDP_MODE_NATIVE_ZC)) {
-        *errp = xasprintf("%s: the sockets of umem-group %s are in %s mode",
-                          name, umem->group ? umem->group : "",
-                          umem->zero_copy ? "zero-copy" : "copy");
-        *errorp = EINVAL;
-        afxdp_umem_put(xsk);
-        free(xsk);
-        return NULL;
-    }
 
     memset(&cfg, 0, sizeof cfg);
     cfg.rx_size = AFXDP_RING_SIZE;
@@ -697,7 +701,7 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
                           mode == OVS_AF_XDP_MODE_NATIVE_ZC
                           ? "zero-copy" : "copy", ovs_strerror(error));
         *errorp = error;
-        afxdp_umem_put(xsk);
+        afxdp_umem_put(xsk, false);
         free(xsk);
         return NULL;
     }
@@ -742,7 +746,7 @@ xsk_destroy(struct afxdp_dev *ad, struct xsk_socket_info *xsk)
         bpf_map_delete_elem(ad->xsks_map_fd, &xsk->qid);
     }
     xsk_socket__delete(xsk->xsk);
-    afxdp_umem_put(xsk);
+    afxdp_umem_put(xsk, true);
     umem_pool_destroy(&xsk->rx_pool);
     umem_pool_destroy(&xsk->tx_pool);
     free(xsk);
