@@ -90,6 +90,8 @@
 #include <xdp/xsk.h>
 
 #include "coverage.h"
+#include "netlink.h"
+#include "netlink-socket.h"
 #include "dp-packet.h"
 #include "netdev-linux-private.h"
 #include "netdev-provider.h"
@@ -436,6 +438,105 @@ netdev_afxdp_init(void)
         VLOG_DBG("AF_XDP multi-buffer (jumbo frames): %s",
                   kernel_has_multi_buffer ? "available" : "not available");
         ovsthread_once_done(&once);
+    }
+    return 0;
+}
+
+/* Device XDP features.
+ *
+ * Since Linux 6.3 the "netdev" generic netlink family tells what a device
+ * can do with XDP.  Asking it lets set_config() reject a mode the device
+ * cannot do, so that the Interface's error column says why, instead of the
+ * failure surfacing later at reconfiguration, where nothing reports it to
+ * the database.  The uapi header (linux/netdev.h) is too new for some
+ * distributions, hence the local definitions. */
+#define AFXDP_GENL_NETDEV_NAME "netdev"
+#define AFXDP_NETDEV_CMD_DEV_GET 1
+#define AFXDP_NETDEV_A_DEV_IFINDEX 1
+#define AFXDP_NETDEV_A_DEV_XDP_FEATURES 3
+#define AFXDP_NETDEV_XDP_ACT_BASIC (1 << 0)
+#define AFXDP_NETDEV_XDP_ACT_REDIRECT (1 << 1)
+#define AFXDP_NETDEV_XDP_ACT_XSK_ZEROCOPY (1 << 3)
+#define AFXDP_NETDEV_XDP_ACT_RX_SG (1 << 5)
+
+/* Stores the XDP feature flags of device 'ifindex' in '*features'.  Returns
+ * 0 on success, otherwise a positive errno value (e.g. when the kernel is
+ * too old to tell). */
+static int
+afxdp_get_xdp_features(int ifindex, uint64_t *features)
+{
+    static const struct nl_policy policy[] = {
+        [AFXDP_NETDEV_A_DEV_XDP_FEATURES] = { .type = NL_A_U64,
+                                              .optional = true },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    /* nl_lookup_genl_family() caches the family's number (or the lookup
+     * error) here. */
+    static int family;
+    struct ofpbuf request, *reply;
+    int error;
+
+    error = nl_lookup_genl_family(AFXDP_GENL_NETDEV_NAME, &family);
+    if (error) {
+        return error;
+    }
+
+    ofpbuf_init(&request, 0);
+    nl_msg_put_genlmsghdr(&request, 0, family, NLM_F_REQUEST,
+                          AFXDP_NETDEV_CMD_DEV_GET, 1);
+    nl_msg_put_u32(&request, AFXDP_NETDEV_A_DEV_IFINDEX, ifindex);
+    error = nl_transact(NETLINK_GENERIC, &request, &reply);
+    ofpbuf_uninit(&request);
+    if (error) {
+        return error;
+    }
+
+    if (!nl_policy_parse(reply, NLMSG_HDRLEN + GENL_HDRLEN, policy, attrs,
+                         ARRAY_SIZE(policy))
+        || !attrs[AFXDP_NETDEV_A_DEV_XDP_FEATURES]) {
+        error = EPROTO;
+    } else {
+        *features = nl_attr_get_u64(attrs[AFXDP_NETDEV_A_DEV_XDP_FEATURES]);
+    }
+    ofpbuf_delete(reply);
+    return error;
+}
+
+/* Checks that device 'name' can do 'mode'.  Returns 0 if it can, or if the
+ * kernel does not say; otherwise EOPNOTSUPP with an explanation in
+ * '*errp'. */
+static int
+afxdp_check_mode(const char *name, enum afxdp_mode mode, char **errp)
+{
+    int ifindex = if_nametoindex(name);
+    uint64_t features;
+
+    if (mode == OVS_AF_XDP_MODE_BEST_EFFORT || mode == OVS_AF_XDP_MODE_GENERIC
+        || ifindex <= 0) {
+        return 0;
+    }
+    int error = afxdp_get_xdp_features(ifindex, &features);
+    if (error) {
+        VLOG_DBG("%s: cannot get XDP features (%s), not checking xdp-mode",
+                 name, ovs_strerror(error));
+        return 0;
+    }
+    VLOG_DBG("%s: XDP features %#"PRIx64, name, features);
+
+    uint64_t native = (AFXDP_NETDEV_XDP_ACT_BASIC
+                       | AFXDP_NETDEV_XDP_ACT_REDIRECT);
+    if ((features & native) != native) {
+        *errp = xasprintf("%s: xdp-mode %s: the device has no native XDP "
+                          "support (try generic)", name,
+                          xdp_mode_names[mode]);
+        return EOPNOTSUPP;
+    }
+    if (mode == OVS_AF_XDP_MODE_NATIVE_ZC
+        && !(features & AFXDP_NETDEV_XDP_ACT_XSK_ZEROCOPY)) {
+        *errp = xasprintf("%s: xdp-mode %s: the device has no AF_XDP "
+                          "zero-copy support (try native)", name,
+                          xdp_mode_names[mode]);
+        return EOPNOTSUPP;
     }
     return 0;
 }
@@ -1038,6 +1139,11 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         return EINVAL;
     }
 
+    int error = afxdp_check_mode(name, mode, errp);
+    if (error) {
+        return error;
+    }
+
     need_wakeup = smap_get_bool(args, "use-need-wakeup", true);
 
     frames = smap_get_int(args, "umem-frames", AFXDP_UMEM_FRAMES_DEFAULT);
@@ -1232,10 +1338,28 @@ netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
                      netdev_get_name(netdev), mtu, AFXDP_MTU_MAX);
         return EINVAL;
     }
-    if (mtu > AFXDP_MTU_SINGLE_FRAME && !kernel_has_multi_buffer) {
+    if (mtu <= AFXDP_MTU_SINGLE_FRAME) {
+        return 0;
+    }
+    if (!kernel_has_multi_buffer) {
         VLOG_WARN_RL(&rl, "%s: MTU %d needs AF_XDP multi-buffer, which this "
                      "kernel lacks (at most %d)", netdev_get_name(netdev),
                      mtu, AFXDP_MTU_SINGLE_FRAME);
+        return EINVAL;
+    }
+
+    /* In native mode the driver must build multi-buffer XDP frames too.
+     * Called with the netdev's mutex held, which protects the mode. */
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    int ifindex = if_nametoindex(netdev_get_name(netdev));
+    uint64_t features;
+
+    if (dev->requested_xdp_mode != OVS_AF_XDP_MODE_GENERIC && ifindex > 0
+        && !afxdp_get_xdp_features(ifindex, &features)
+        && !(features & AFXDP_NETDEV_XDP_ACT_RX_SG)) {
+        VLOG_WARN_RL(&rl, "%s: MTU %d needs multi-buffer native XDP, which "
+                     "the device lacks (at most %d, or use xdp-mode=generic)",
+                     netdev_get_name(netdev), mtu, AFXDP_MTU_SINGLE_FRAME);
         return EINVAL;
     }
     return 0;
