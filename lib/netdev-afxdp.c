@@ -603,8 +603,7 @@ afxdp_umem_create(unsigned int slice_frames, unsigned int n_slots,
         goto error;
     }
 
-    /* The packet descriptors, cache-line aligned so that two threads never
-     * write the same line. */
+    /* The packet descriptors, one per frame, kept out of the frames. */
     umem->xpackets = xcalloc(n_frames, sizeof *umem->xpackets);
     return umem;
 
@@ -757,14 +756,17 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     struct xsk_socket_info *xsk = xzalloc(sizeof *xsk);
     struct xsk_socket_config cfg;
     unsigned int slot;
+    char *msg = NULL;
     int error;
 
     xsk->netdev = &dev->up;
     xsk->qid = qid;
     xsk->umem = afxdp_umem_get(ad->umem_group, ad->umem_frames,
                                mode == OVS_AF_XDP_MODE_NATIVE_ZC, &slot,
-                               errp);
+                               &msg);
     if (!xsk->umem) {
+        *errp = xasprintf("%s: %s", name, msg);
+        free(msg);
         free(xsk);
         *errorp = EINVAL;
         return NULL;
@@ -1312,8 +1314,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     }
     netdev->n_rxq = n_rxq;
     netdev->n_txq = n_rxq;
-    VLOG_INFO("%s: %d AF_XDP queue%s in %s mode%s%s%s", netdev_get_name(netdev),
-              n_rxq, n_rxq == 1 ? "" : "s",
+    VLOG_INFO("%s: %d AF_XDP queue%s in %s mode%s%s%s",
+              netdev_get_name(netdev), n_rxq, n_rxq == 1 ? "" : "s",
               xdp_mode_names[dev->xdp_mode_in_use],
               ad->multi_buffer ? ", multi-buffer" : "",
               ad->umem_group ? ", umem-group " : "",
