@@ -726,12 +726,19 @@ xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
          const struct xsk_socket_config *cfg)
 {
     long long int deadline = time_msec() + AFXDP_BIND_RETRY_MS;
+    struct afxdp_umem *umem = xsk->umem;
+    /* The first socket of a UMEM uses the rings libxdp created with the
+     * UMEM.  Passing libxdp the very structures it filled in then keeps it
+     * from unmapping those rings when the bind fails, so that we can try
+     * again; we take a copy once the socket is up. */
+    bool first = !umem->anchor;
+    struct xsk_ring_prod *fill = first ? &umem->fill0 : &xsk->fill;
+    struct xsk_ring_cons *comp = first ? &umem->comp0 : &xsk->comp;
     int error;
 
     for (;;) {
-        error = xsk_socket__create_shared(&xsk->xsk, name, qid,
-                                          xsk->umem->xumem, &xsk->rx,
-                                          &xsk->tx, &xsk->fill, &xsk->comp,
+        error = xsk_socket__create_shared(&xsk->xsk, name, qid, umem->xumem,
+                                          &xsk->rx, &xsk->tx, fill, comp,
                                           cfg);
         if (error != -EBUSY || time_msec() >= deadline) {
             break;
@@ -741,6 +748,9 @@ xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
     }
     if (error) {
         xsk->xsk = NULL;
+    } else if (first) {
+        xsk->fill = umem->fill0;
+        xsk->comp = umem->comp0;
     }
     return -error;
 }
