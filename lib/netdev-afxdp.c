@@ -1,0 +1,1946 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* AF_XDP packet I/O for the userspace datapath.
+ *
+ * Layout
+ * ======
+ *
+ * Each port gets one XDP program, a few BPF instructions assembled below that
+ * redirect every frame to the AF_XDP socket (XSK) registered in an XSKMAP
+ * under the frame's receive queue, and passes the frame up the kernel stack
+ * when there is none.  libxdp attaches it, through its dispatcher when the
+ * system allows that and directly otherwise.
+ *
+ * Each receive queue gets one XSK, which the port also transmits on: the
+ * netdev has as many TX queues as RX queues.  An XSK needs a UMEM, the memory
+ * area its frames live in.  By default each queue has a UMEM of its own.
+ * Ports configured with the same options:umem-group share one UMEM, which
+ * lets a packet received on one of them be transmitted on another by posting
+ * the very same frame to the other socket's TX ring (see "Zero-copy
+ * forwarding" below).
+ *
+ * A UMEM is cut in slices of options:umem-frames frames, one slice per queue.
+ * The first part of a slice feeds the queue's fill ring (the RX pool), the
+ * last AFXDP_TX_FRAMES frames are where the queue copies packets that come
+ * from elsewhere (the TX pool).  Frames are AFXDP_FRAME_SIZE bytes; the
+ * struct dp_packet of each frame sits in an array next to the UMEM, never in
+ * the frame, so that the whole frame is packet data and headroom.
+ *
+ * Threads
+ * =======
+ *
+ * Only the thread polling a queue touches its RX ring, its fill ring and its
+ * RX pool.  dpif-netdev frees every packet on the thread that received it,
+ * so free_afxdp_buf() pushes to that pool without locking.  The TX ring, the
+ * completion ring and the TX pool of a queue belong to whoever holds the
+ * queue's TX lock (netdev_linux's 'tx_locks'), which is only taken when
+ * dpif-netdev says that several threads share the queue.
+ *
+ * Zero-copy forwarding
+ * ====================
+ *
+ * When the output socket shares the UMEM of the packet's frame, the frame's
+ * address goes straight into the TX ring.  The packet then no longer owns
+ * the frame (its 'mpool' is cleared, so freeing the packet does nothing);
+ * the frame comes back through the output queue's completion ring and is
+ * handed to the owner of its RX pool with umem_pool_give_back().
+ *
+ * Multi-buffer (jumbo frames)
+ * ===========================
+ *
+ * When the kernel supports AF_XDP multi-buffer (XDP_USE_SG, Linux 6.6), the
+ * program is loaded as frags-aware and sockets are bound with XDP_USE_SG.  A
+ * packet larger than a frame arrives as a chain of descriptors with
+ * XDP_PKT_CONTD set on all but the last one; it is copied into a malloc'ed
+ * packet.  Outgoing packets larger than a frame are split the same way.
+ * Without multi-buffer, an MTU that does not fit one frame is refused. */
+
+#include <config.h>
+
+#include "netdev-afxdp.h"
+#include "netdev-afxdp-pool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+
+#include "coverage.h"
+#include "netlink.h"
+#include "netlink-socket.h"
+#include "dp-packet.h"
+#include "netdev-linux-private.h"
+#include "netdev-provider.h"
+#include "openvswitch/compiler.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/list.h"
+#include "openvswitch/shash.h"
+#include "openvswitch/thread.h"
+#include "openvswitch/vlog.h"
+#include "ovs-atomic.h"
+#include "ovs-thread.h"
+#include "packets.h"
+#include "smap.h"
+#include "timeval.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(netdev_afxdp);
+
+static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+COVERAGE_DEFINE(afxdp_rx_fill_short);   /* Fill ring refill ran dry. */
+COVERAGE_DEFINE(afxdp_rx_invalid_desc); /* RX descriptor outside the UMEM. */
+COVERAGE_DEFINE(afxdp_rx_multibuf);     /* Multi-buffer packet received. */
+COVERAGE_DEFINE(afxdp_tx_kick);         /* sendto() to start transmission. */
+COVERAGE_DEFINE(afxdp_tx_zero_copy);    /* Frame forwarded without a copy. */
+COVERAGE_DEFINE(afxdp_tx_copy);         /* Packet copied into a TX frame. */
+COVERAGE_DEFINE(afxdp_tx_drop);         /* No TX frame or ring slot. */
+COVERAGE_DEFINE(afxdp_tx_too_big);      /* Packet does not fit in a frame. */
+COVERAGE_DEFINE(afxdp_bind_busy);       /* Queue still held by an old XSK. */
+
+/* Frames are 4 kB, aligned, so that a descriptor address masked with
+ * ~AFXDP_FRAME_MASK gives its frame. */
+#define AFXDP_FRAME_SHIFT XSK_UMEM__DEFAULT_FRAME_SHIFT
+#define AFXDP_FRAME_SIZE (1u << AFXDP_FRAME_SHIFT)
+#define AFXDP_FRAME_MASK ((uint64_t) AFXDP_FRAME_SIZE - 1)
+
+/* All four rings of a socket have this many entries. */
+#define AFXDP_RING_SIZE 2048
+
+/* Frames per queue that hold copies of outgoing packets: enough to fill the
+ * TX ring. */
+#define AFXDP_TX_FRAMES AFXDP_RING_SIZE
+
+/* options:umem-frames: frames per queue.  The default, 16384 frames or
+ * 64 MiB, is what a 10G queue needs to absorb bursts; the minimum keeps the
+ * fill ring and the TX ring full at the same time. */
+#define AFXDP_UMEM_FRAMES_DEFAULT 16384
+#define AFXDP_UMEM_FRAMES_MIN (AFXDP_RING_SIZE + AFXDP_TX_FRAMES)
+#define AFXDP_UMEM_FRAMES_MAX (1u << 20)
+
+/* Queue slices in a UMEM shared by a group of ports. */
+#define AFXDP_GROUP_SLOTS 4
+
+/* Refill the fill ring when it has room for this many frames. */
+#define AFXDP_FILL_BATCH (2 * NETDEV_MAX_BURST)
+
+/* Drain the completion ring in batches of this size. */
+#define AFXDP_COMP_BATCH (2 * NETDEV_MAX_BURST)
+
+/* Largest MTU without multi-buffer.  The kernel puts received data
+ * XDP_PACKET_HEADROOM bytes into the frame, and drivers that build an skb
+ * around an XDP buffer (veth, generic XDP) keep the end of the page for
+ * struct skb_shared_info (320 bytes on x86-64).  What is left carries the
+ * Ethernet header, a VLAN tag and the payload. */
+#define AFXDP_SHINFO_SIZE 320
+#define AFXDP_MTU_SINGLE_FRAME (AFXDP_FRAME_SIZE - XDP_PACKET_HEADROOM   \
+                                - AFXDP_SHINFO_SIZE - ETH_HEADER_LEN    \
+                                - VLAN_HEADER_LEN)
+
+/* Largest MTU with multi-buffer. */
+#define AFXDP_MTU_MAX 9000
+
+/* Largest packet that is transmitted: frames of a multi-buffer packet. */
+#define AFXDP_MAX_FRAGS 17
+
+/* Retry binding a socket for up to this long when an XSK that was just
+ * closed still holds the queue: the kernel releases it from a workqueue. */
+#define AFXDP_BIND_RETRY_MS 2000
+
+/* Not in the uapi headers of older distributions. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#ifndef BPF_F_XDP_HAS_FRAGS
+#define BPF_F_XDP_HAS_FRAGS (1U << 5)
+#endif
+
+struct netdev_afxdp_tx_lock {
+    PADDED_MEMBERS(CACHE_LINE_SIZE,
+        struct ovs_spin lock;
+    );
+};
+
+/* A UMEM: a memory area registered with the kernel, cut in slices. */
+struct afxdp_umem {
+    struct xsk_umem *xumem;
+    char *area;
+    size_t size;
+
+    unsigned int slice_frames;  /* Frames per slice (options:umem-frames). */
+    unsigned int n_slots;       /* Number of slices. */
+    unsigned int next_slot;     /* Slices are never reused, see below. */
+    unsigned int n_users;       /* Sockets on this UMEM. */
+    struct xsk_socket_info **slots; /* Socket owning each slice, or NULL. */
+
+    /* One packet descriptor per frame, indexed by frame number. */
+    struct dp_packet_afxdp *xpackets;
+
+    /* libxdp creates the first socket's fill and completion rings with the
+     * UMEM and copies them into that socket's own ring structures. */
+    struct xsk_ring_prod fill0;
+    struct xsk_ring_cons comp0;
+
+    /* Group name for a shared UMEM that new members may still join; NULL
+     * for a queue's private UMEM and for a retired group UMEM. */
+    char *group;
+    struct xsk_socket_info *anchor;   /* Owner of the UMEM's socket fd. */
+
+    /* Sockets after the first on a UMEM inherit its bind flags. */
+    bool zero_copy;
+    bool need_wakeup;
+    bool multi_buffer;
+};
+
+/* One AF_XDP socket: one queue of a port. */
+struct xsk_socket_info {
+    struct xsk_socket *xsk;
+    struct xsk_ring_cons rx;
+    struct xsk_ring_prod tx;
+    struct xsk_ring_prod fill;
+    struct xsk_ring_cons comp;
+
+    struct netdev *netdev;
+    int qid;
+    struct afxdp_umem *umem;
+    unsigned int slot;
+    char *tx_frames_start;      /* This queue's TX frames in the UMEM. */
+    char *tx_frames_end;
+
+    struct umem_pool rx_pool;   /* Owned by the thread polling the queue. */
+    struct umem_pool tx_pool;   /* Owned by the holder of the TX lock. */
+    unsigned int outstanding_tx; /* Descriptors not completed yet. */
+
+    bool need_wakeup;
+    bool multi_buffer;
+
+    /* Statistics, each with a single writer. */
+    atomic_uint64_t rx_multibuf;
+    atomic_uint64_t rx_bad_desc;
+    atomic_uint64_t tx_zero_copy;
+    atomic_uint64_t tx_copies;
+    atomic_uint64_t tx_dropped;
+};
+
+/* What netdev_linux has no room for, one per afxdp netdev, in 'afxdp_devs'.
+ * Only the control path looks these up. */
+struct afxdp_dev {
+    struct hmap_node node;      /* In 'afxdp_devs', hashed on 'netdev'. */
+    const struct netdev *netdev;
+
+    unsigned int umem_frames;
+    unsigned int requested_umem_frames;
+    char *umem_group;
+    char *requested_umem_group;
+
+    /* XDP program, when attached. */
+    struct xdp_program *prog;
+    enum xdp_attach_mode prog_mode;
+    int ifindex;
+    int xsks_map_fd;
+    bool multi_buffer;          /* Sockets bound with XDP_USE_SG. */
+    int n_bound;                /* Queues with a socket. */
+};
+
+static struct ovs_mutex afxdp_mutex = OVS_MUTEX_INITIALIZER;
+static struct hmap afxdp_devs OVS_GUARDED_BY(afxdp_mutex)
+    = HMAP_INITIALIZER(&afxdp_devs);
+static struct shash umem_groups OVS_GUARDED_BY(afxdp_mutex)
+    = SHASH_INITIALIZER(&umem_groups);
+
+/* Whether this kernel can do AF_XDP multi-buffer, probed once. */
+static bool kernel_has_multi_buffer;
+
+static const char *const xdp_mode_names[] = {
+    [OVS_AF_XDP_MODE_UNSPEC] = "unspecified",
+    [OVS_AF_XDP_MODE_BEST_EFFORT] = "best-effort",
+    [OVS_AF_XDP_MODE_NATIVE_ZC] = "native-with-zerocopy",
+    [OVS_AF_XDP_MODE_NATIVE] = "native",
+    [OVS_AF_XDP_MODE_GENERIC] = "generic",
+};
+
+static void xsk_destroy_all(struct netdev_linux *, struct afxdp_dev *)
+    OVS_REQUIRES(afxdp_mutex);
+
+static struct afxdp_dev *
+afxdp_dev_lookup(const struct netdev *netdev)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    struct afxdp_dev *d;
+
+    HMAP_FOR_EACH_WITH_HASH (d, node, hash_pointer(netdev, 0), &afxdp_devs) {
+        if (d->netdev == netdev) {
+            return d;
+        }
+    }
+    OVS_NOT_REACHED();
+}
+
+/* libxdp and libbpf messages.
+ *
+ * Both libraries print warnings for situations that are normal here (no
+ * bpffs, no permission to load the dispatcher, which makes libxdp fall back
+ * to attaching the program alone).  The caller sees and reports every real
+ * failure through return values, so their messages go to the log at INFO
+ * and DBG only. */
+static void
+afxdp_log_valist(enum vlog_level level, const char *prefix,
+                 const char *format, va_list args)
+{
+    if (!vlog_is_enabled(&this_module, level)) {
+        return;
+    }
+
+    struct ds s = DS_EMPTY_INITIALIZER;
+
+    ds_put_cstr(&s, prefix);
+    ds_put_format_valist(&s, format, args);
+    ds_chomp(&s, '\n');
+    vlog(&this_module, level, "%s", ds_cstr(&s));
+    ds_destroy(&s);
+}
+
+static int
+afxdp_libxdp_print(enum libxdp_print_level level, const char *format,
+                   va_list args)
+{
+    afxdp_log_valist(level == LIBXDP_WARN ? VLL_INFO : VLL_DBG, "libxdp: ",
+                     format, args);
+    return 0;
+}
+
+static int
+afxdp_libbpf_print(enum libbpf_print_level level, const char *format,
+                   va_list args)
+{
+    afxdp_log_valist(level == LIBBPF_WARN ? VLL_INFO : VLL_DBG, "libbpf: ",
+                     format, args);
+    return 0;
+}
+
+/* The XDP program.
+ *
+ *     r2 = ctx->rx_queue_index;
+ *     return bpf_redirect_map(&xsks_map, r2, XDP_PASS);
+ *
+ * The flags argument of bpf_redirect_map() is the action when the map has
+ * no socket for the queue (Linux 5.3), so frames arriving before a socket is
+ * bound, or on a queue without one, go to the kernel stack.  The program is
+ * this small on purpose: assembling it here spares a BPF object file to
+ * build and install, and libxdp takes it by file descriptor. */
+static int
+afxdp_load_prog(int xsks_map_fd, bool frags)
+{
+    const struct bpf_insn insns[] = {
+        /* r2 = *(u32 *)(r1 + offsetof(struct xdp_md, rx_queue_index)) */
+        { .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2,
+          .src_reg = BPF_REG_1,
+          .off = offsetof(struct xdp_md, rx_queue_index) },
+        /* r1 = xsks_map (a 64-bit immediate takes two instructions) */
+        { .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+          .src_reg = BPF_PSEUDO_MAP_FD, .imm = xsks_map_fd },
+        { .code = 0 },
+        /* r3 = XDP_PASS */
+        { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3,
+          .imm = XDP_PASS },
+        { .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect_map },
+        { .code = BPF_JMP | BPF_EXIT },
+    };
+    LIBBPF_OPTS(bpf_prog_load_opts, opts,
+                .prog_flags = frags ? BPF_F_XDP_HAS_FRAGS : 0);
+
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ovs_afxdp", "Apache-2.0",
+                           insns, ARRAY_SIZE(insns), &opts);
+    return fd < 0 ? -errno : fd;
+}
+
+/* Probes for AF_XDP multi-buffer: a frags-aware XDP program must load, and
+ * bind() must know XDP_USE_SG.  bind() checks its flags before it looks up
+ * the device, so binding to ifindex 0 fails with ENODEV on a kernel that
+ * knows the flag and with EINVAL on one that does not. */
+static bool
+afxdp_probe_multi_buffer(void)
+{
+    int map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "ovs_xsks_probe",
+                                sizeof(int), sizeof(int), 1, NULL);
+    if (map_fd < 0) {
+        return false;
+    }
+    int prog_fd = afxdp_load_prog(map_fd, true);
+    close(map_fd);
+    if (prog_fd < 0) {
+        VLOG_DBG("kernel rejects frags-aware XDP programs (%s): "
+                 "no AF_XDP multi-buffer", ovs_strerror(-prog_fd));
+        return false;
+    }
+    close(prog_fd);
+
+    int sock = socket(AF_XDP, SOCK_RAW, 0);
+    if (sock < 0) {
+        return false;
+    }
+    struct sockaddr_xdp sxdp = {
+        .sxdp_family = AF_XDP,
+        .sxdp_flags = XDP_USE_SG,
+        .sxdp_ifindex = 0,
+    };
+    int error = bind(sock, (struct sockaddr *) &sxdp, sizeof sxdp) ? errno : 0;
+    close(sock);
+    if (error == EINVAL) {
+        VLOG_DBG("kernel does not know XDP_USE_SG: no AF_XDP multi-buffer");
+        return false;
+    }
+    return true;
+}
+
+int
+netdev_afxdp_init(void)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+
+    if (ovsthread_once_start(&once)) {
+        /* No setrlimit(RLIMIT_MEMLOCK): since Linux 5.11 BPF maps and
+         * programs are charged to the memory cgroup, and UMEM pinning has
+         * never needed it for root. */
+        libxdp_set_print(afxdp_libxdp_print);
+        libbpf_set_print(afxdp_libbpf_print);
+        kernel_has_multi_buffer = afxdp_probe_multi_buffer();
+        /* Not INFO: this runs before ovs-vswitchd detaches, and OVS's
+         * tests check that nothing unexpected reaches stderr then. */
+        VLOG_DBG("AF_XDP multi-buffer (jumbo frames): %s",
+                  kernel_has_multi_buffer ? "available" : "not available");
+        ovsthread_once_done(&once);
+    }
+    return 0;
+}
+
+/* Device XDP features.
+ *
+ * Since Linux 6.3 the "netdev" generic netlink family tells what a device
+ * can do with XDP.  Asking it lets set_config() reject a mode the device
+ * cannot do, so that the Interface's error column says why, instead of the
+ * failure surfacing later at reconfiguration, where nothing reports it to
+ * the database.  The uapi header (linux/netdev.h) is too new for some
+ * distributions, hence the local definitions. */
+#define AFXDP_GENL_NETDEV_NAME "netdev"
+#define AFXDP_NETDEV_CMD_DEV_GET 1
+#define AFXDP_NETDEV_A_DEV_IFINDEX 1
+#define AFXDP_NETDEV_A_DEV_XDP_FEATURES 3
+#define AFXDP_NETDEV_XDP_ACT_BASIC (1 << 0)
+#define AFXDP_NETDEV_XDP_ACT_REDIRECT (1 << 1)
+#define AFXDP_NETDEV_XDP_ACT_XSK_ZEROCOPY (1 << 3)
+#define AFXDP_NETDEV_XDP_ACT_RX_SG (1 << 5)
+
+/* Stores the XDP feature flags of device 'ifindex' in '*features'.  Returns
+ * 0 on success, otherwise a positive errno value (e.g. when the kernel is
+ * too old to tell). */
+static int
+afxdp_get_xdp_features(int ifindex, uint64_t *features)
+{
+    static const struct nl_policy policy[] = {
+        [AFXDP_NETDEV_A_DEV_XDP_FEATURES] = { .type = NL_A_U64,
+                                              .optional = true },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    /* nl_lookup_genl_family() caches the family's number (or the lookup
+     * error) here. */
+    static int family;
+    struct ofpbuf request, *reply;
+    int error;
+
+    error = nl_lookup_genl_family(AFXDP_GENL_NETDEV_NAME, &family);
+    if (error) {
+        return error;
+    }
+
+    ofpbuf_init(&request, 0);
+    nl_msg_put_genlmsghdr(&request, 0, family, NLM_F_REQUEST,
+                          AFXDP_NETDEV_CMD_DEV_GET, 1);
+    nl_msg_put_u32(&request, AFXDP_NETDEV_A_DEV_IFINDEX, ifindex);
+    error = nl_transact(NETLINK_GENERIC, &request, &reply);
+    ofpbuf_uninit(&request);
+    if (error) {
+        return error;
+    }
+
+    if (!nl_policy_parse(reply, NLMSG_HDRLEN + GENL_HDRLEN, policy, attrs,
+                         ARRAY_SIZE(policy))
+        || !attrs[AFXDP_NETDEV_A_DEV_XDP_FEATURES]) {
+        error = EPROTO;
+    } else {
+        *features = nl_attr_get_u64(attrs[AFXDP_NETDEV_A_DEV_XDP_FEATURES]);
+    }
+    ofpbuf_delete(reply);
+    return error;
+}
+
+/* Checks that device 'name' can do 'mode'.  Returns 0 if it can, or if the
+ * kernel does not say; otherwise EOPNOTSUPP with an explanation in
+ * '*errp'. */
+static int
+afxdp_check_mode(const char *name, enum afxdp_mode mode, char **errp)
+{
+    int ifindex = if_nametoindex(name);
+    uint64_t features;
+
+    if (mode == OVS_AF_XDP_MODE_BEST_EFFORT || mode == OVS_AF_XDP_MODE_GENERIC
+        || ifindex <= 0) {
+        return 0;
+    }
+    int error = afxdp_get_xdp_features(ifindex, &features);
+    if (error) {
+        VLOG_DBG("%s: cannot get XDP features (%s), not checking xdp-mode",
+                 name, ovs_strerror(error));
+        return 0;
+    }
+    VLOG_DBG("%s: XDP features %#"PRIx64, name, features);
+
+    uint64_t native = (AFXDP_NETDEV_XDP_ACT_BASIC
+                       | AFXDP_NETDEV_XDP_ACT_REDIRECT);
+    if ((features & native) != native) {
+        *errp = xasprintf("%s: xdp-mode %s: the device has no native XDP "
+                          "support (try generic)", name,
+                          xdp_mode_names[mode]);
+        return EOPNOTSUPP;
+    }
+    if (mode == OVS_AF_XDP_MODE_NATIVE_ZC
+        && !(features & AFXDP_NETDEV_XDP_ACT_XSK_ZEROCOPY)) {
+        *errp = xasprintf("%s: xdp-mode %s: the device has no AF_XDP "
+                          "zero-copy support (try native)", name,
+                          xdp_mode_names[mode]);
+        return EOPNOTSUPP;
+    }
+    return 0;
+}
+
+/* UMEMs. */
+
+static void
+afxdp_umem_free(struct afxdp_umem *umem)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    if (umem->group) {
+        shash_find_and_delete(&umem_groups, umem->group);
+    }
+    if (umem->xumem) {
+        int error = xsk_umem__delete(umem->xumem);
+        if (error) {
+            VLOG_ERR("failed to delete UMEM: %s", ovs_strerror(-error));
+        }
+    }
+    if (umem->area) {
+        munmap(umem->area, umem->size);
+    }
+    free(umem->xpackets);
+    free(umem->slots);
+    free(umem->group);
+    free(umem);
+}
+
+static struct afxdp_umem *
+afxdp_umem_create(unsigned int slice_frames, unsigned int n_slots,
+                  char **errp)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    struct afxdp_umem *umem = xzalloc(sizeof *umem);
+    const struct xsk_umem_config config = {
+        .fill_size = AFXDP_RING_SIZE,
+        .comp_size = AFXDP_RING_SIZE,
+        .frame_size = AFXDP_FRAME_SIZE,
+        .frame_headroom = 0,
+        .flags = 0,
+    };
+    size_t n_frames = (size_t) slice_frames * n_slots;
+    int error;
+
+    umem->slice_frames = slice_frames;
+    umem->n_slots = n_slots;
+    umem->slots = xcalloc(n_slots, sizeof *umem->slots);
+    umem->size = n_frames * AFXDP_FRAME_SIZE;
+    umem->area = mmap(NULL, umem->size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (umem->area == MAP_FAILED) {
+        umem->area = NULL;
+        *errp = xasprintf("cannot map a %"PRIuSIZE"-byte UMEM: %s",
+                          umem->size, ovs_strerror(errno));
+        goto error;
+    }
+
+    error = xsk_umem__create(&umem->xumem, umem->area, umem->size,
+                             &umem->fill0, &umem->comp0, &config);
+    if (error) {
+        umem->xumem = NULL;
+        *errp = xasprintf("cannot register a %"PRIuSIZE"-byte UMEM: %s",
+                          umem->size, ovs_strerror(-error));
+        goto error;
+    }
+
+    /* The packet descriptors, one per frame, kept out of the frames. */
+    umem->xpackets = xcalloc(n_frames, sizeof *umem->xpackets);
+    return umem;
+
+error:
+    afxdp_umem_free(umem);
+    return NULL;
+}
+
+/* Finds or creates the UMEM for a new queue of a port in 'group' (NULL for
+ * a private UMEM) and reserves a slice in it. */
+static struct afxdp_umem *
+afxdp_umem_get(const char *group, unsigned int slice_frames, bool zero_copy,
+               unsigned int *slotp, char **errp)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    struct afxdp_umem *umem = group ? shash_find_data(&umem_groups, group)
+                                    : NULL;
+
+    if (umem) {
+        if (umem->anchor && umem->zero_copy != zero_copy) {
+            /* The kernel gives later sockets the mode of the first. */
+            *errp = xasprintf("the sockets of umem-group %s are in %s mode",
+                              group, umem->zero_copy ? "zero-copy" : "copy");
+            return NULL;
+        }
+        if (umem->slice_frames != slice_frames) {
+            *errp = xasprintf("umem-group %s uses umem-frames=%u, not %u",
+                              group, umem->slice_frames, slice_frames);
+            return NULL;
+        }
+        if (umem->next_slot >= umem->n_slots) {
+            *errp = xasprintf("umem-group %s has no room for another queue "
+                              "(%d queues per group)", group,
+                              AFXDP_GROUP_SLOTS);
+            return NULL;
+        }
+    } else {
+        umem = afxdp_umem_create(slice_frames,
+                                 group ? AFXDP_GROUP_SLOTS : 1, errp);
+        if (!umem) {
+            return NULL;
+        }
+        if (group) {
+            umem->group = xstrdup(group);
+            shash_add(&umem_groups, group, umem);
+        }
+    }
+
+    /* Slices are not reused: a frame of a former member may still sit in
+     * another member's TX ring, and would come back to the new owner of its
+     * slice as a duplicate.  The UMEM is retired instead (see
+     * afxdp_umem_put()). */
+    *slotp = umem->next_slot++;
+    umem->n_users++;
+    return umem;
+}
+
+/* Releases the slice of 'xsk' in its UMEM, whose socket is already gone.
+ * 'bound' is false if the socket never got bound, in which case no frame of
+ * the slice ever left it. */
+static void
+afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    struct afxdp_umem *umem = xsk->umem;
+
+    umem->slots[xsk->slot] = NULL;
+    umem->n_users--;
+
+    if (!bound) {
+        if (xsk->slot + 1 == umem->next_slot) {
+            umem->next_slot--;
+        }
+    } else if (umem->group && (umem->n_users || xsk == umem->anchor)) {
+        /* A member leaves a live group.  Retire the UMEM: its slices cannot
+         * be reused, and when the member is the anchor, the socket that
+         * registered the UMEM stays bound to the member's queue until the
+         * UMEM is deleted, which must happen soon so that the port can be
+         * added again.  The remaining members move to a fresh UMEM at their
+         * next reconfiguration, which this requests. */
+        shash_find_and_delete(&umem_groups, umem->group);
+        free(umem->group);
+        umem->group = NULL;
+        for (unsigned int i = 0; i < umem->n_slots; i++) {
+            if (umem->slots[i]) {
+                netdev_request_reconfigure(umem->slots[i]->netdev);
+            }
+        }
+    }
+
+    if (!umem->n_users) {
+        afxdp_umem_free(umem);
+    }
+}
+
+/* Sockets. */
+
+static inline struct dp_packet_afxdp *
+afxdp_xpacket_of_frame(const struct afxdp_umem *umem, const char *frame)
+{
+    return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT];
+}
+
+static bool
+afxdp_umem_contains(const struct afxdp_umem *umem,
+                    const struct dp_packet_afxdp *xpacket)
+{
+    uintptr_t p = (uintptr_t) xpacket;
+    uintptr_t start = (uintptr_t) umem->xpackets;
+    uintptr_t end = (uintptr_t) (umem->xpackets
+                                 + umem->size / AFXDP_FRAME_SIZE);
+
+    return p >= start && p < end;
+}
+
+/* Binds a socket for queue 'qid' of 'netdev', retrying while an XSK closed a
+ * moment ago still holds the queue. */
+static int
+xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
+         const struct xsk_socket_config *cfg)
+{
+    long long int deadline = time_msec() + AFXDP_BIND_RETRY_MS;
+    struct afxdp_umem *umem = xsk->umem;
+    /* The first socket of a UMEM uses the rings libxdp created with the
+     * UMEM.  Passing libxdp the very structures it filled in then keeps it
+     * from unmapping those rings when the bind fails, so that we can try
+     * again; we take a copy once the socket is up. */
+    bool first = !umem->anchor;
+    struct xsk_ring_prod *fill = first ? &umem->fill0 : &xsk->fill;
+    struct xsk_ring_cons *comp = first ? &umem->comp0 : &xsk->comp;
+    int error;
+
+    for (;;) {
+        error = xsk_socket__create_shared(&xsk->xsk, name, qid, umem->xumem,
+                                          &xsk->rx, &xsk->tx, fill, comp,
+                                          cfg);
+        if (error != -EBUSY || time_msec() >= deadline) {
+            break;
+        }
+        COVERAGE_INC(afxdp_bind_busy);
+        xnanosleep(10 * 1000 * 1000);
+    }
+    if (error) {
+        xsk->xsk = NULL;
+    } else if (first) {
+        xsk->fill = umem->fill0;
+        xsk->comp = umem->comp0;
+    }
+    return -error;
+}
+
+/* Creates the socket of queue 'qid'.  'mode' is the socket mode to try:
+ * OVS_AF_XDP_MODE_NATIVE_ZC for zero-copy, anything else for copy mode. */
+static struct xsk_socket_info *
+xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
+           enum afxdp_mode mode, int *errorp, char **errp)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    const char *name = netdev_get_name(&dev->up);
+    struct xsk_socket_info *xsk = xzalloc(sizeof *xsk);
+    struct xsk_socket_config cfg;
+    unsigned int slot;
+    char *msg = NULL;
+    int error;
+
+    xsk->netdev = &dev->up;
+    xsk->qid = qid;
+    xsk->umem = afxdp_umem_get(ad->umem_group, ad->umem_frames,
+                               mode == OVS_AF_XDP_MODE_NATIVE_ZC, &slot,
+                               &msg);
+    if (!xsk->umem) {
+        *errp = xasprintf("%s: %s", name, msg);
+        free(msg);
+        free(xsk);
+        *errorp = EINVAL;
+        return NULL;
+    }
+    xsk->slot = slot;
+
+    struct afxdp_umem *umem = xsk->umem;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rx_size = AFXDP_RING_SIZE;
+    cfg.tx_size = AFXDP_RING_SIZE;
+    /* We attach our own program and fill the XSKMAP ourselves. */
+    cfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+    cfg.bind_flags = (mode == OVS_AF_XDP_MODE_NATIVE_ZC
+                      ? XDP_ZEROCOPY : XDP_COPY);
+    if (dev->use_need_wakeup) {
+        cfg.bind_flags |= XDP_USE_NEED_WAKEUP;
+    }
+    if (kernel_has_multi_buffer) {
+        cfg.bind_flags |= XDP_USE_SG;
+    }
+
+    /* libxdp ignores 'bind_flags' for every socket after the first on a
+     * UMEM: such sockets inherit the mode of the first one. */
+    error = xsk_bind(xsk, name, qid, &cfg);
+    if (error && (cfg.bind_flags & XDP_USE_SG)
+        && (error == EOPNOTSUPP || error == EINVAL)) {
+        /* Zero-copy drivers without multi-buffer support refuse SG. */
+        cfg.bind_flags &= ~XDP_USE_SG;
+        error = xsk_bind(xsk, name, qid, &cfg);
+    }
+    if (error) {
+        *errp = xasprintf("%s: cannot bind an AF_XDP socket to queue %d "
+                          "in %s mode: %s", name, qid,
+                          mode == OVS_AF_XDP_MODE_NATIVE_ZC
+                          ? "zero-copy" : "copy", ovs_strerror(error));
+        *errorp = error;
+        afxdp_umem_put(xsk, false);
+        free(xsk);
+        return NULL;
+    }
+
+    if (!umem->anchor) {
+        umem->anchor = xsk;
+        umem->zero_copy = mode == OVS_AF_XDP_MODE_NATIVE_ZC;
+        umem->need_wakeup = dev->use_need_wakeup;
+        umem->multi_buffer = (cfg.bind_flags & XDP_USE_SG) != 0;
+    }
+    umem->slots[slot] = xsk;
+    xsk->need_wakeup = umem->need_wakeup;
+    xsk->multi_buffer = umem->multi_buffer;
+
+    /* Hand out the slice: RX frames to the pool that feeds the fill ring,
+     * the rest to the TX pool. */
+    unsigned int n_rx = ad->umem_frames - AFXDP_TX_FRAMES;
+    char *slice = xsk->umem->area
+                  + (size_t) slot * ad->umem_frames * AFXDP_FRAME_SIZE;
+
+    umem_pool_init(&xsk->rx_pool, n_rx);
+    for (unsigned int i = 0; i < n_rx; i++) {
+        umem_pool_push(&xsk->rx_pool, slice + (size_t) i * AFXDP_FRAME_SIZE);
+    }
+    umem_pool_init(&xsk->tx_pool, AFXDP_TX_FRAMES);
+    xsk->tx_frames_start = slice + (size_t) n_rx * AFXDP_FRAME_SIZE;
+    xsk->tx_frames_end = xsk->tx_frames_start
+                         + (size_t) AFXDP_TX_FRAMES * AFXDP_FRAME_SIZE;
+    for (unsigned int i = 0; i < AFXDP_TX_FRAMES; i++) {
+        umem_pool_push(&xsk->tx_pool,
+                       xsk->tx_frames_start + (size_t) i * AFXDP_FRAME_SIZE);
+    }
+
+    return xsk;
+}
+
+static void
+xsk_destroy(struct afxdp_dev *ad, struct xsk_socket_info *xsk)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    if (ad->xsks_map_fd >= 0) {
+        bpf_map_delete_elem(ad->xsks_map_fd, &xsk->qid);
+    }
+    xsk_socket__delete(xsk->xsk);
+    afxdp_umem_put(xsk, true);
+    umem_pool_destroy(&xsk->rx_pool);
+    umem_pool_destroy(&xsk->tx_pool);
+    free(xsk);
+}
+
+/* XDP program attachment. */
+
+static void
+afxdp_detach_prog(struct afxdp_dev *ad)
+{
+    if (ad->prog) {
+        int error = xdp_program__detach(ad->prog, ad->ifindex,
+                                        ad->prog_mode, 0);
+        if (error) {
+            VLOG_INFO("%s: failed to detach XDP program: %s",
+                      netdev_get_name(ad->netdev), ovs_strerror(-error));
+        }
+        xdp_program__close(ad->prog);
+        ad->prog = NULL;
+    }
+    if (ad->xsks_map_fd >= 0) {
+        close(ad->xsks_map_fd);
+        ad->xsks_map_fd = -1;
+    }
+}
+
+/* Removes an XDP program of ours that a vswitchd that died without cleaning
+ * up left on 'ifindex'; leaves any other program alone. */
+static void
+afxdp_remove_stale_prog(int ifindex)
+{
+    struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
+    if (libxdp_get_error(mp) || !mp) {
+        return;
+    }
+    struct xdp_program *main_prog = xdp_multiprog__main_prog(mp);
+    if (xdp_multiprog__is_legacy(mp) && main_prog
+        && !strcmp(xdp_program__name(main_prog), "ovs_afxdp")) {
+        VLOG_INFO("ifindex %d: removing a stale ovs_afxdp XDP program",
+                  ifindex);
+        xdp_multiprog__detach(mp);
+    }
+    xdp_multiprog__close(mp);
+}
+
+static int
+afxdp_attach_prog(struct afxdp_dev *ad, enum xdp_attach_mode mode,
+                  int n_queues)
+{
+    int prog_fd, error;
+
+    ad->xsks_map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "ovs_xsks_map",
+                                     sizeof(int), sizeof(int), n_queues,
+                                     NULL);
+    if (ad->xsks_map_fd < 0) {
+        error = errno;
+        ad->xsks_map_fd = -1;
+        return error;
+    }
+
+    prog_fd = afxdp_load_prog(ad->xsks_map_fd, kernel_has_multi_buffer);
+    if (prog_fd < 0) {
+        afxdp_detach_prog(ad);
+        return -prog_fd;
+    }
+    ad->prog = xdp_program__from_fd(prog_fd);
+    close(prog_fd);             /* libxdp keeps a duplicate. */
+    error = libxdp_get_error(ad->prog);
+    if (error) {
+        ad->prog = NULL;
+        afxdp_detach_prog(ad);
+        return -error;
+    }
+
+    error = xdp_program__attach(ad->prog, ad->ifindex, mode, 0);
+    if (error == -EEXIST || error == -EBUSY) {
+        afxdp_remove_stale_prog(ad->ifindex);
+        error = xdp_program__attach(ad->prog, ad->ifindex, mode, 0);
+    }
+    if (error) {
+        xdp_program__close(ad->prog);
+        ad->prog = NULL;
+        afxdp_detach_prog(ad);
+        return -error;
+    }
+    ad->prog_mode = mode;
+    return 0;
+}
+
+/* Brings up the XDP program and 'n_rxq' sockets on 'dev' in 'mode' (not
+ * best-effort).  On failure, leaves nothing behind. */
+static int
+xsk_configure_mode(struct netdev_linux *dev, struct afxdp_dev *ad,
+                   enum afxdp_mode mode, int n_rxq, char **errp)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    enum xdp_attach_mode attach = (mode == OVS_AF_XDP_MODE_GENERIC
+                                   ? XDP_MODE_SKB : XDP_MODE_NATIVE);
+    int error;
+
+    error = afxdp_attach_prog(ad, attach, n_rxq);
+    if (error) {
+        *errp = xasprintf("%s: cannot attach XDP program in %s mode: %s",
+                          netdev_get_name(&dev->up),
+                          attach == XDP_MODE_SKB ? "generic" : "native",
+                          ovs_strerror(error));
+        return error;
+    }
+
+    dev->xsks = xcalloc(n_rxq, sizeof *dev->xsks);
+    for (int i = 0; i < n_rxq; i++) {
+        struct xsk_socket_info *xsk;
+
+        xsk = xsk_create(dev, ad, i, mode, &error, errp);
+        if (!xsk) {
+            goto error;
+        }
+        dev->xsks[i] = xsk;
+        ad->n_bound = i + 1;
+
+        error = xsk_socket__update_xskmap(xsk->xsk, ad->xsks_map_fd);
+        if (error) {
+            error = -error;
+            *errp = xasprintf("%s: cannot add queue %d to the XSKMAP: %s",
+                              netdev_get_name(&dev->up), i,
+                              ovs_strerror(error));
+            goto error;
+        }
+    }
+    ad->multi_buffer = dev->xsks[0]->multi_buffer;
+    return 0;
+
+error:
+    xsk_destroy_all(dev, ad);
+    return error;
+}
+
+static void
+xsk_destroy_all(struct netdev_linux *dev, struct afxdp_dev *ad)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    if (dev->xsks) {
+        for (int i = 0; i < ad->n_bound; i++) {
+            if (dev->xsks[i]) {
+                xsk_destroy(ad, dev->xsks[i]);
+            }
+        }
+        free(dev->xsks);
+        dev->xsks = NULL;
+    }
+    ad->n_bound = 0;
+    afxdp_detach_prog(ad);
+    ad->multi_buffer = false;
+}
+
+/* Netdev life cycle. */
+
+int
+netdev_afxdp_construct(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    int error = netdev_linux_construct(netdev);
+
+    if (error) {
+        return error;
+    }
+
+    /* Nothing is bound until the first reconfiguration. */
+    dev->xsks = NULL;
+    dev->tx_locks = NULL;
+    dev->requested_n_rxq = 1;
+    dev->xdp_mode = OVS_AF_XDP_MODE_UNSPEC;
+    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
+    dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
+    dev->use_need_wakeup = false;
+    dev->requested_need_wakeup = true;
+
+    struct afxdp_dev *ad = xzalloc(sizeof *ad);
+    ad->netdev = netdev;
+    ad->xsks_map_fd = -1;
+    ad->requested_umem_frames = AFXDP_UMEM_FRAMES_DEFAULT;
+
+    ovs_mutex_lock(&afxdp_mutex);
+    hmap_insert(&afxdp_devs, &ad->node, hash_pointer(netdev, 0));
+    ovs_mutex_unlock(&afxdp_mutex);
+
+    netdev_request_reconfigure(netdev);
+    return 0;
+}
+
+static void
+afxdp_free_tx_locks(struct netdev_linux *dev, int n)
+{
+    if (dev->tx_locks) {
+        for (int i = 0; i < n; i++) {
+            ovs_spin_destroy(&dev->tx_locks[i].lock);
+        }
+        free_cacheline(dev->tx_locks);
+        dev->tx_locks = NULL;
+    }
+}
+
+void
+netdev_afxdp_destruct(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_dev *ad;
+
+    ovs_mutex_lock(&afxdp_mutex);
+    ad = afxdp_dev_lookup(netdev);
+    xsk_destroy_all(dev, ad);
+    hmap_remove(&afxdp_devs, &ad->node);
+    ovs_mutex_unlock(&afxdp_mutex);
+
+    afxdp_free_tx_locks(dev, netdev->n_txq);
+    free(ad->umem_group);
+    free(ad->requested_umem_group);
+    free(ad);
+
+    ovs_mutex_destroy(&dev->mutex);
+}
+
+/* Returns the number of RX queues of the device named 'name', or 0 if it
+ * cannot tell. */
+static int
+afxdp_device_n_rxq(const char *name)
+{
+    char *path = xasprintf("/sys/class/net/%s/queues", name);
+    DIR *dir = opendir(path);
+    struct dirent *de;
+    int n = 0;
+
+    free(path);
+    if (!dir) {
+        return 0;
+    }
+    while ((de = readdir(dir)) != NULL) {
+        if (!strncmp(de->d_name, "rx-", 3)) {
+            n++;
+        }
+    }
+    closedir(dir);
+    return n;
+}
+
+static enum afxdp_mode
+afxdp_mode_from_string(const char *s)
+{
+    for (int i = OVS_AF_XDP_MODE_BEST_EFFORT; i < OVS_AF_XDP_MODE_MAX; i++) {
+        if (!strcmp(s, xdp_mode_names[i])) {
+            return i;
+        }
+    }
+    return OVS_AF_XDP_MODE_UNSPEC;
+}
+
+int
+netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
+                        char **errp)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    const char *name = netdev_get_name(netdev);
+    const char *mode_str, *group;
+    enum afxdp_mode mode;
+    int n_rxq, dev_n_rxq, frames;
+    bool need_wakeup;
+
+    n_rxq = smap_get_int(args, "n_rxq", 1);
+    if (n_rxq < 1) {
+        *errp = xasprintf("%s: invalid 'n_rxq' %d: must be at least 1",
+                          name, n_rxq);
+        return EINVAL;
+    }
+    dev_n_rxq = afxdp_device_n_rxq(name);
+    if (dev_n_rxq && n_rxq > dev_n_rxq) {
+        *errp = xasprintf("%s: Too big 'n_rxq' (%d): the device has %d "
+                          "receive queue%s", name, n_rxq, dev_n_rxq,
+                          dev_n_rxq == 1 ? "" : "s");
+        return EINVAL;
+    }
+
+    mode_str = smap_get_def(args, "xdp-mode", "best-effort");
+    mode = afxdp_mode_from_string(mode_str);
+    if (mode == OVS_AF_XDP_MODE_UNSPEC) {
+        *errp = xasprintf("%s: unsupported xdp-mode '%s' (use best-effort, "
+                          "native-with-zerocopy, native or generic)",
+                          name, mode_str);
+        return EINVAL;
+    }
+
+    int error = afxdp_check_mode(name, mode, errp);
+    if (error) {
+        return error;
+    }
+
+    need_wakeup = smap_get_bool(args, "use-need-wakeup", true);
+
+    frames = smap_get_int(args, "umem-frames", AFXDP_UMEM_FRAMES_DEFAULT);
+    if (frames < AFXDP_UMEM_FRAMES_MIN || frames > AFXDP_UMEM_FRAMES_MAX) {
+        *errp = xasprintf("%s: 'umem-frames' must be between %u and %u",
+                          name, AFXDP_UMEM_FRAMES_MIN, AFXDP_UMEM_FRAMES_MAX);
+        return EINVAL;
+    }
+
+    group = smap_get(args, "umem-group");
+    if (group && !group[0]) {
+        group = NULL;
+    }
+
+    ovs_mutex_lock(&dev->mutex);
+    ovs_mutex_lock(&afxdp_mutex);
+    struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
+
+    if (dev->requested_n_rxq != n_rxq
+        || dev->requested_xdp_mode != mode
+        || dev->requested_need_wakeup != need_wakeup
+        || ad->requested_umem_frames != frames
+        || !nullable_string_is_equal(ad->requested_umem_group, group)) {
+        dev->requested_n_rxq = n_rxq;
+        dev->requested_xdp_mode = mode;
+        dev->requested_need_wakeup = need_wakeup;
+        ad->requested_umem_frames = frames;
+        free(ad->requested_umem_group);
+        ad->requested_umem_group = nullable_xstrdup(group);
+        netdev_request_reconfigure(netdev);
+    }
+    ovs_mutex_unlock(&afxdp_mutex);
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+int
+netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+
+    ovs_mutex_lock(&dev->mutex);
+    ovs_mutex_lock(&afxdp_mutex);
+    struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
+
+    smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
+    smap_add(args, "xdp-mode", xdp_mode_names[dev->requested_xdp_mode]);
+    smap_add(args, "xdp-mode-in-use", xdp_mode_names[dev->xdp_mode_in_use]);
+    smap_add(args, "use-need-wakeup",
+             dev->use_need_wakeup ? "true" : "false");
+    smap_add_format(args, "umem-frames", "%u", ad->requested_umem_frames);
+    if (ad->umem_group) {
+        smap_add(args, "umem-group", ad->umem_group);
+    }
+    smap_add(args, "multi-buffer", ad->multi_buffer ? "true" : "false");
+
+    ovs_mutex_unlock(&afxdp_mutex);
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+/* Checks that the device's current MTU fits the sockets' capabilities. */
+static int
+afxdp_check_mtu(struct netdev_linux *dev, int mtu, bool multi_buffer,
+                char **errp)
+{
+    if (mtu > AFXDP_MTU_SINGLE_FRAME && !multi_buffer) {
+        *errp = xasprintf("%s: MTU %d does not fit one %u-byte AF_XDP frame "
+                          "(at most %d without multi-buffer)",
+                          netdev_get_name(&dev->up), mtu, AFXDP_FRAME_SIZE,
+                          AFXDP_MTU_SINGLE_FRAME);
+        return EINVAL;
+    }
+    return 0;
+}
+
+int
+netdev_afxdp_reconfigure(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    char *err_msg = NULL;
+    int error = 0;
+    int ifindex, mtu;
+
+    /* Both take 'dev->mutex'. */
+    ifindex = netdev_get_ifindex(netdev);
+    if (netdev_get_mtu(netdev, &mtu)) {
+        mtu = 0;
+    }
+
+    ovs_mutex_lock(&dev->mutex);
+    ovs_mutex_lock(&afxdp_mutex);
+    struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
+
+    if (dev->xsks
+        && netdev->n_rxq == dev->requested_n_rxq
+        && dev->xdp_mode == dev->requested_xdp_mode
+        && dev->use_need_wakeup == dev->requested_need_wakeup
+        && ad->umem_frames == ad->requested_umem_frames
+        && nullable_string_is_equal(ad->umem_group, ad->requested_umem_group)
+        && (!ad->umem_group || dev->xsks[0]->umem->group)) {
+        /* Nothing changed, and the UMEM group (if any) is still live. */
+        goto out;
+    }
+
+    xsk_destroy_all(dev, ad);
+    afxdp_free_tx_locks(dev, netdev->n_txq);
+    netdev->n_rxq = 0;
+    netdev->n_txq = 0;
+    dev->xdp_mode = dev->requested_xdp_mode;
+    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
+    dev->use_need_wakeup = dev->requested_need_wakeup;
+    ad->umem_frames = ad->requested_umem_frames;
+    free(ad->umem_group);
+    ad->umem_group = nullable_xstrdup(ad->requested_umem_group);
+
+    if (ifindex < 0) {
+        err_msg = xasprintf("%s: cannot find the device: %s",
+                            netdev_get_name(netdev), ovs_strerror(-ifindex));
+        error = -ifindex;
+        goto out;
+    }
+    ad->ifindex = ifindex;
+
+    int n_rxq = dev->requested_n_rxq;
+
+    if (dev->xdp_mode == OVS_AF_XDP_MODE_BEST_EFFORT) {
+        /* Best first, and each failure is expected on some device: no
+         * zero-copy on veth, no native XDP on some drivers. */
+        static const enum afxdp_mode tries[] = {
+            OVS_AF_XDP_MODE_NATIVE_ZC,
+            OVS_AF_XDP_MODE_NATIVE,
+            OVS_AF_XDP_MODE_GENERIC,
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(tries); i++) {
+            free(err_msg);
+            err_msg = NULL;
+            error = xsk_configure_mode(dev, ad, tries[i], n_rxq, &err_msg);
+            if (!error) {
+                dev->xdp_mode_in_use = tries[i];
+                break;
+            }
+            VLOG_DBG("%s", err_msg);
+        }
+    } else {
+        error = xsk_configure_mode(dev, ad, dev->xdp_mode, n_rxq, &err_msg);
+        if (!error) {
+            dev->xdp_mode_in_use = dev->xdp_mode;
+        }
+    }
+    if (error) {
+        goto out;
+    }
+
+    error = afxdp_check_mtu(dev, mtu, ad->multi_buffer, &err_msg);
+    if (error) {
+        xsk_destroy_all(dev, ad);
+        dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
+        goto out;
+    }
+
+    dev->tx_locks = xzalloc_cacheline(n_rxq * sizeof *dev->tx_locks);
+    for (int i = 0; i < n_rxq; i++) {
+        ovs_spin_init(&dev->tx_locks[i].lock);
+    }
+    netdev->n_rxq = n_rxq;
+    netdev->n_txq = n_rxq;
+    VLOG_INFO("%s: %d AF_XDP queue%s in %s mode%s%s%s",
+              netdev_get_name(netdev), n_rxq, n_rxq == 1 ? "" : "s",
+              xdp_mode_names[dev->xdp_mode_in_use],
+              ad->multi_buffer ? ", multi-buffer" : "",
+              ad->umem_group ? ", umem-group " : "",
+              ad->umem_group ? ad->umem_group : "");
+    netdev_change_seq_changed(netdev);
+
+out:
+    ovs_mutex_unlock(&afxdp_mutex);
+    ovs_mutex_unlock(&dev->mutex);
+    if (err_msg) {
+        VLOG_WARN_RL(&rl, "%s", err_msg);
+        free(err_msg);
+    }
+    return error;
+}
+
+int
+netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
+{
+    if (mtu > AFXDP_MTU_MAX) {
+        VLOG_WARN_RL(&rl, "%s: MTU %d is above the AF_XDP maximum of %d",
+                     netdev_get_name(netdev), mtu, AFXDP_MTU_MAX);
+        return EINVAL;
+    }
+    if (mtu <= AFXDP_MTU_SINGLE_FRAME) {
+        return 0;
+    }
+    if (!kernel_has_multi_buffer) {
+        VLOG_WARN_RL(&rl, "%s: MTU %d needs AF_XDP multi-buffer, which this "
+                     "kernel lacks (at most %d)", netdev_get_name(netdev),
+                     mtu, AFXDP_MTU_SINGLE_FRAME);
+        return EINVAL;
+    }
+
+    /* In native mode the driver must build multi-buffer XDP frames too.
+     * Called with the netdev's mutex held, which protects the mode. */
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    int ifindex = if_nametoindex(netdev_get_name(netdev));
+    uint64_t features;
+
+    if (dev->requested_xdp_mode != OVS_AF_XDP_MODE_GENERIC && ifindex > 0
+        && !afxdp_get_xdp_features(ifindex, &features)
+        && !(features & AFXDP_NETDEV_XDP_ACT_RX_SG)) {
+        VLOG_WARN_RL(&rl, "%s: MTU %d needs multi-buffer native XDP, which "
+                     "the device lacks (at most %d, or use xdp-mode=generic)",
+                     netdev_get_name(netdev), mtu, AFXDP_MTU_SINGLE_FRAME);
+        return EINVAL;
+    }
+    return 0;
+}
+
+void
+signal_remove_xdp(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+
+    /* Runs in a fatal signal handler: no locks, no allocation, a system
+     * call on the cached ifindex only.  The sockets go away with the
+     * process. */
+    if (dev->xsks) {
+        int ifindex = if_nametoindex(netdev_get_name(netdev));
+        __u32 flags = (dev->xdp_mode_in_use == OVS_AF_XDP_MODE_GENERIC
+                       ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+
+        if (ifindex > 0) {
+            bpf_xdp_detach(ifindex, flags, NULL);
+        }
+    }
+}
+
+/* Receiving. */
+
+static inline struct xsk_socket_info *
+afxdp_xsk(struct netdev_linux *dev, int qid)
+{
+    if (OVS_UNLIKELY(!dev->xsks || qid >= dev->up.n_rxq)) {
+        return NULL;
+    }
+    return dev->xsks[qid];
+}
+
+int
+netdev_afxdp_rxq_construct(struct netdev_rxq *rxq)
+{
+    struct netdev_rxq_linux *rx = netdev_rxq_linux_cast(rxq);
+    struct netdev_linux *dev = netdev_linux_cast(rxq->netdev);
+    struct xsk_socket_info *xsk;
+
+    /* The sockets belong to the netdev, created at reconfiguration, which
+     * comes first.  The fd is for netdev_linux_rxq_wait(), which non-PMD
+     * ports sleep in: an XSK is readable when its RX ring is not empty. */
+    ovs_mutex_lock(&dev->mutex);
+    xsk = afxdp_xsk(dev, rxq->queue_id);
+    rx->fd = xsk ? xsk_socket__fd(xsk->xsk) : -1;
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+void
+netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
+{
+}
+
+/* Tops up the fill ring from the RX pool, in batches. */
+static void
+afxdp_refill(struct xsk_socket_info *xsk)
+{
+    void *frames[AFXDP_FILL_BATCH];
+    unsigned int n;
+    uint32_t idx;
+
+    if (xsk_prod_nb_free(&xsk->fill, AFXDP_FILL_BATCH) < AFXDP_FILL_BATCH) {
+        return;
+    }
+    n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
+    if (!n) {
+        COVERAGE_INC(afxdp_rx_fill_short);
+        return;
+    }
+    if (!xsk_ring_prod__reserve(&xsk->fill, n, &idx)) {
+        /* Cannot happen: we just saw the room and are the only producer.
+         * Keep the frames anyway. */
+        for (unsigned int i = 0; i < n; i++) {
+            umem_pool_push(&xsk->rx_pool, frames[i]);
+        }
+        return;
+    }
+    for (unsigned int i = 0; i < n; i++) {
+        *xsk_ring_prod__fill_addr(&xsk->fill, idx + i)
+            = (char *) frames[i] - xsk->umem->area;
+    }
+    xsk_ring_prod__submit(&xsk->fill, n);
+}
+
+/* Copies the chain of descriptors that starts at 'idx' (multi-buffer
+ * packet, XDP_PKT_CONTD on all but the last) into a new packet and gives the
+ * frames back.  Returns the number of descriptors consumed; '*pktp' is NULL
+ * if the chain was bad. */
+static uint32_t
+afxdp_recv_chain(struct xsk_socket_info *xsk, uint32_t idx, uint32_t avail,
+                 struct dp_packet **pktp)
+{
+    struct afxdp_umem *umem = xsk->umem;
+    uint32_t n = 0, extra;
+    size_t total = 0;
+    bool bad = false;
+
+    /* Find the end of the chain, peeking past the batch if needed: the
+     * kernel publishes a packet's descriptors together. */
+    for (;;) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + n);
+
+        n++;
+        total += d->len;
+        if (d->addr + d->len > umem->size) {
+            bad = true;
+        }
+        if (!(d->options & XDP_PKT_CONTD)) {
+            break;
+        }
+        if (n == avail) {
+            if (!xsk_ring_cons__peek(&xsk->rx, 1, &extra)) {
+                /* Should not happen; drop what we have. */
+                bad = true;
+                break;
+            }
+            avail++;
+        }
+    }
+
+    struct dp_packet *pkt = bad ? NULL : dp_packet_new(total);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
+
+        if (d->addr + d->len > umem->size) {
+            continue;
+        }
+        if (pkt) {
+            dp_packet_put(pkt, umem->area + d->addr, d->len);
+        }
+        umem_pool_push(&xsk->rx_pool,
+                       umem->area + (d->addr & ~AFXDP_FRAME_MASK));
+    }
+    *pktp = pkt;
+    return n;
+}
+
+int
+netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
+                      int *qfill)
+{
+    struct netdev_linux *dev = netdev_linux_cast(rxq->netdev);
+    struct xsk_socket_info *xsk = afxdp_xsk(dev, rxq->queue_id);
+    struct afxdp_umem *umem;
+    uint32_t rcvd, idx, i;
+    uint64_t bad = 0, multibuf = 0;
+
+    if (OVS_UNLIKELY(!xsk)) {
+        return EAGAIN;
+    }
+    umem = xsk->umem;
+
+    afxdp_refill(xsk);
+
+    rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
+    if (!rcvd) {
+        if (xsk->need_wakeup && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
+            /* The driver sleeps until we poke it. */
+            recvfrom(xsk_socket__fd(xsk->xsk), NULL, 0, MSG_DONTWAIT,
+                     NULL, NULL);
+        }
+        if (qfill) {
+            *qfill = 0;
+        }
+        return EAGAIN;
+    }
+
+    for (i = 0; i < rcvd; ) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
+
+        if (OVS_UNLIKELY(d->options & XDP_PKT_CONTD)) {
+            struct dp_packet *pkt;
+            uint32_t n = afxdp_recv_chain(xsk, idx + i, rcvd - i, &pkt);
+
+            if (n > rcvd - i) {
+                rcvd = i + n;   /* The chain ran past the first peek. */
+            }
+            i += n;
+            if (pkt) {
+                multibuf++;
+                dp_packet_batch_add(batch, pkt);
+            } else {
+                bad++;
+            }
+            continue;
+        }
+        i++;
+
+        if (OVS_UNLIKELY(d->addr + d->len > umem->size
+                         || d->len > AFXDP_FRAME_SIZE)) {
+            /* The frame is lost to us, but a kernel that hands out bad
+             * descriptors has bigger problems. */
+            bad++;
+            continue;
+        }
+
+        char *frame = umem->area + (d->addr & ~AFXDP_FRAME_MASK);
+        char *data = umem->area + d->addr;
+        struct dp_packet_afxdp *xpacket = afxdp_xpacket_of_frame(umem, frame);
+        struct dp_packet *pkt = &xpacket->packet;
+
+        xpacket->mpool = &xsk->rx_pool;
+        dp_packet_use_afxdp(pkt, data, AFXDP_FRAME_SIZE, data - frame);
+        dp_packet_set_size(pkt, d->len);
+        dp_packet_batch_add(batch, pkt);
+    }
+    xsk_ring_cons__release(&xsk->rx, rcvd);
+
+    if (OVS_UNLIKELY(bad)) {
+        COVERAGE_ADD(afxdp_rx_invalid_desc, bad);
+        atomic_add_relaxed(&xsk->rx_bad_desc, bad, &bad);
+    }
+    if (OVS_UNLIKELY(multibuf)) {
+        COVERAGE_ADD(afxdp_rx_multibuf, multibuf);
+        atomic_add_relaxed(&xsk->rx_multibuf, multibuf, &multibuf);
+    }
+
+    /* Refill right away so that the kernel does not run dry during the
+     * time the datapath takes to process this batch. */
+    afxdp_refill(xsk);
+
+    if (qfill) {
+        *qfill = xsk_cons_nb_avail(&xsk->rx, UINT32_MAX);
+    }
+    return 0;
+}
+
+void
+free_afxdp_buf(struct dp_packet *p)
+{
+    struct dp_packet_afxdp *xpacket;
+
+    xpacket = CONTAINER_OF(p, struct dp_packet_afxdp, packet);
+    if (xpacket->mpool) {
+        /* dp_packet_base() is the frame start: set so at receive time, and
+         * an AF_XDP packet is never reallocated. */
+        umem_pool_push(xpacket->mpool, dp_packet_base(p));
+        xpacket->mpool = NULL;
+    }
+    /* Otherwise a TX ring holds the frame: zero-copy forward. */
+}
+
+/* Sending. */
+
+/* Returns a completed TX frame to where it belongs.  Frames from this
+ * queue's TX slice go to its TX pool, which we own since we hold the TX
+ * lock; frames of a zero-copy forward go back to the RX pool they came
+ * from. */
+static void
+afxdp_return_frame(struct xsk_socket_info *xsk, char *frame)
+{
+    if (frame >= xsk->tx_frames_start && frame < xsk->tx_frames_end) {
+        umem_pool_push(&xsk->tx_pool, frame);
+        return;
+    }
+
+    struct afxdp_umem *umem = xsk->umem;
+    size_t slot = ((frame - umem->area) >> AFXDP_FRAME_SHIFT)
+                  / umem->slice_frames;
+    struct xsk_socket_info *owner = (slot < umem->n_slots
+                                     ? umem->slots[slot] : NULL);
+
+    if (owner) {
+        void *frames[1] = { frame };
+
+        umem_pool_give_back(&owner->rx_pool, frames, 1);
+    }
+    /* Else the owner left; the UMEM is retired and goes with its last
+     * user, frames and all. */
+}
+
+static void
+afxdp_complete_tx(struct xsk_socket_info *xsk)
+{
+    uint32_t n, idx;
+
+    while (xsk->outstanding_tx) {
+        n = xsk_ring_cons__peek(&xsk->comp, AFXDP_COMP_BATCH, &idx);
+        if (!n) {
+            break;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t addr = *xsk_ring_cons__comp_addr(&xsk->comp, idx + i);
+
+            afxdp_return_frame(xsk, xsk->umem->area
+                                    + (addr & ~AFXDP_FRAME_MASK));
+        }
+        xsk_ring_cons__release(&xsk->comp, n);
+        xsk->outstanding_tx -= MIN(n, xsk->outstanding_tx);
+        if (n < AFXDP_COMP_BATCH) {
+            break;
+        }
+    }
+}
+
+/* Tells the kernel to transmit, but only when it needs to be told: with
+ * need_wakeup, when the TX ring's flag asks for it; and always when a
+ * backlog builds up, so that completions keep flowing. */
+static void
+afxdp_kick_tx(struct xsk_socket_info *xsk)
+{
+    if (xsk->need_wakeup && !xsk_ring_prod__needs_wakeup(&xsk->tx)
+        && xsk->outstanding_tx < AFXDP_RING_SIZE / 4 * 3) {
+        return;
+    }
+
+    COVERAGE_INC(afxdp_tx_kick);
+    if (sendto(xsk_socket__fd(xsk->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0
+        && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS
+        && errno != ENETDOWN && errno != EINTR) {
+        VLOG_WARN_RL(&rl, "%s: AF_XDP transmit kick failed on queue %d: %s",
+                     netdev_get_name(xsk->netdev), xsk->qid,
+                     ovs_strerror(errno));
+    }
+}
+
+/* Places 'pkt' in the TX ring.  Returns the number of descriptors used, 0
+ * if the packet was dropped. */
+static uint32_t
+afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
+{
+    struct afxdp_umem *umem = xsk->umem;
+    uint32_t size = dp_packet_size(pkt);
+    uint32_t idx;
+
+    if (pkt->source == DPBUF_AFXDP) {
+        struct dp_packet_afxdp *xpacket;
+
+        xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
+        if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
+            /* Same UMEM: post the frame itself. */
+            if (!xsk_ring_prod__reserve(&xsk->tx, 1, &idx)) {
+                return 0;
+            }
+            struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx);
+
+            d->addr = (char *) dp_packet_data(pkt) - umem->area;
+            d->len = size;
+            d->options = 0;
+            xpacket->mpool = NULL;  /* The ring owns the frame now. */
+            COVERAGE_INC(afxdp_tx_zero_copy);
+            *zc = true;
+            return 1;
+        }
+    }
+
+    uint32_t n_frames = DIV_ROUND_UP(size, AFXDP_FRAME_SIZE);
+    void *frames[AFXDP_MAX_FRAGS];
+
+    if (OVS_UNLIKELY(n_frames > 1)) {
+        if (!xsk->multi_buffer || n_frames > AFXDP_MAX_FRAGS) {
+            COVERAGE_INC(afxdp_tx_too_big);
+            return 0;
+        }
+    } else if (!n_frames) {
+        return 0;
+    }
+
+    /* The TX pool only refills from the completion ring, which the caller
+     * drains. */
+    if (umem_pool_count(&xsk->tx_pool) < n_frames) {
+        return 0;
+    }
+    umem_pool_pop_n(&xsk->tx_pool, frames, n_frames);
+    if (!xsk_ring_prod__reserve(&xsk->tx, n_frames, &idx)) {
+        for (uint32_t i = 0; i < n_frames; i++) {
+            umem_pool_push(&xsk->tx_pool, frames[i]);
+        }
+        return 0;
+    }
+
+    const char *data = dp_packet_data(pkt);
+    for (uint32_t i = 0; i < n_frames; i++) {
+        struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx + i);
+        uint32_t len = MIN(size, AFXDP_FRAME_SIZE);
+
+        memcpy(frames[i], data, len);
+        d->addr = (char *) frames[i] - umem->area;
+        d->len = len;
+        d->options = i + 1 < n_frames ? XDP_PKT_CONTD : 0;
+        data += len;
+        size -= len;
+    }
+    COVERAGE_INC(afxdp_tx_copy);
+    *zc = false;
+    return n_frames;
+}
+
+int
+netdev_afxdp_batch_send(struct netdev *netdev, int qid,
+                        struct dp_packet_batch *batch, bool concurrent_txq)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    int n_txq = netdev_n_txq(netdev);
+    struct xsk_socket_info *xsk;
+    uint64_t n_zc = 0, n_copies = 0, n_dropped = 0;
+    struct dp_packet *pkt;
+    uint32_t n_descs = 0;
+
+    if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
+        dp_packet_delete_batch(batch, true);
+        return 0;
+    }
+
+    qid %= n_txq;
+    if (concurrent_txq) {
+        ovs_spin_lock(&dev->tx_locks[qid].lock);
+    }
+    xsk = dev->xsks[qid];
+
+    /* Reap what the kernel sent since last time, so that the TX frames are
+     * there for this batch. */
+    afxdp_complete_tx(xsk);
+
+    DP_PACKET_BATCH_FOR_EACH (i, pkt, batch) {
+        bool zc = false;
+        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
+
+        if (OVS_UNLIKELY(!n)) {
+            /* Out of frames or ring slots: kick, reap and retry once. */
+            xsk_ring_prod__submit(&xsk->tx, n_descs);
+            xsk->outstanding_tx += n_descs;
+            n_descs = 0;
+            afxdp_kick_tx(xsk);
+            afxdp_complete_tx(xsk);
+            n = afxdp_tx_one(xsk, pkt, &zc);
+        }
+        if (OVS_UNLIKELY(!n)) {
+            n_dropped++;
+            continue;
+        }
+        n_descs += n;
+        if (zc) {
+            n_zc++;
+        } else {
+            n_copies++;
+        }
+    }
+
+    xsk_ring_prod__submit(&xsk->tx, n_descs);
+    xsk->outstanding_tx += n_descs;
+    afxdp_kick_tx(xsk);
+
+    if (n_zc) {
+        atomic_add_relaxed(&xsk->tx_zero_copy, n_zc, &n_zc);
+    }
+    if (n_copies) {
+        atomic_add_relaxed(&xsk->tx_copies, n_copies, &n_copies);
+    }
+    if (OVS_UNLIKELY(n_dropped)) {
+        COVERAGE_ADD(afxdp_tx_drop, n_dropped);
+        atomic_add_relaxed(&xsk->tx_dropped, n_dropped, &n_dropped);
+    }
+
+    if (concurrent_txq) {
+        ovs_spin_unlock(&dev->tx_locks[qid].lock);
+    }
+
+    dp_packet_delete_batch(batch, true);
+    return 0;
+}
+
+/* Statistics. */
+
+static uint64_t
+afxdp_read_counter(atomic_uint64_t *counter)
+{
+    uint64_t value;
+
+    atomic_read_relaxed(counter, &value);
+    return value;
+}
+
+int
+netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct netdev_stats dev_stats;
+    int error;
+
+    ovs_mutex_lock(&dev->mutex);
+    error = get_stats_via_netlink(netdev, &dev_stats);
+    if (error) {
+        VLOG_WARN_RL(&rl, "%s: error getting AF_XDP device statistics: %s",
+                     netdev_get_name(netdev), ovs_strerror(error));
+    } else {
+        /* The kernel counts what it passes to the sockets; what we drop in
+         * userspace, and what the sockets drop, it does not see. */
+        *stats = dev_stats;
+        for (int i = 0; dev->xsks && i < netdev->n_rxq; i++) {
+            struct xsk_socket_info *xsk = dev->xsks[i];
+            struct xdp_statistics xs;
+            socklen_t len = sizeof xs;
+
+            stats->tx_dropped += afxdp_read_counter(&xsk->tx_dropped);
+            if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP,
+                            XDP_STATISTICS, &xs, &len)) {
+                stats->rx_dropped += xs.rx_dropped;
+                stats->rx_errors += xs.rx_invalid_descs;
+                stats->tx_errors += xs.tx_invalid_descs;
+            }
+        }
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    return error;
+}
+
+int
+netdev_afxdp_get_custom_stats(const struct netdev *netdev,
+                              struct netdev_custom_stats *custom_stats)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+
+    enum {
+        XS_RX_DROPPED, XS_RX_INVALID, XS_TX_INVALID, XS_RX_RING_FULL,
+        XS_FILL_EMPTY, XS_TX_RING_EMPTY,
+        OVS_RX_MULTIBUF, OVS_RX_BAD, OVS_TX_ZC, OVS_TX_COPY, OVS_TX_DROP,
+        N_COUNTERS
+    };
+    static const char *const names[N_COUNTERS] = {
+        "rx_dropped", "rx_invalid_descs", "tx_invalid_descs",
+        "rx_ring_full", "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
+        "rx_multi_buffer_packets", "rx_bad_descs", "tx_zero_copy_forwards",
+        "tx_copies", "tx_dropped",
+    };
+
+    ovs_mutex_lock(&dev->mutex);
+    int n_rxq = dev->xsks ? netdev->n_rxq : 0;
+
+    custom_stats->size = 0;
+    custom_stats->counters = xcalloc(n_rxq * N_COUNTERS,
+                                     sizeof *custom_stats->counters);
+    for (int q = 0; q < n_rxq; q++) {
+        struct xsk_socket_info *xsk = dev->xsks[q];
+        uint64_t values[N_COUNTERS] = { 0 };
+        struct xdp_statistics xs;
+        socklen_t len = sizeof xs;
+
+        if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP, XDP_STATISTICS,
+                        &xs, &len)) {
+            values[XS_RX_DROPPED] = xs.rx_dropped;
+            values[XS_RX_INVALID] = xs.rx_invalid_descs;
+            values[XS_TX_INVALID] = xs.tx_invalid_descs;
+            /* Older kernels return only the first three. */
+            if (len >= sizeof xs) {
+                values[XS_RX_RING_FULL] = xs.rx_ring_full;
+                values[XS_FILL_EMPTY] = xs.rx_fill_ring_empty_descs;
+                values[XS_TX_RING_EMPTY] = xs.tx_ring_empty_descs;
+            }
+        }
+        values[OVS_RX_MULTIBUF] = afxdp_read_counter(&xsk->rx_multibuf);
+        values[OVS_RX_BAD] = afxdp_read_counter(&xsk->rx_bad_desc);
+        values[OVS_TX_ZC] = afxdp_read_counter(&xsk->tx_zero_copy);
+        values[OVS_TX_COPY] = afxdp_read_counter(&xsk->tx_copies);
+        values[OVS_TX_DROP] = afxdp_read_counter(&xsk->tx_dropped);
+
+        for (int c = 0; c < N_COUNTERS; c++) {
+            struct netdev_custom_counter *counter
+                = &custom_stats->counters[custom_stats->size++];
+
+            snprintf(counter->name, sizeof counter->name, "xsk_queue_%d_%s",
+                     q, names[c]);
+            counter->value = values[c];
+        }
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
