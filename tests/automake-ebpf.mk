@@ -93,13 +93,32 @@ check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
 	$(SHELL) '$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
+# Our AF_XDP netdev's own system tests.
+SYSTEM_AFXDP_OURS_TESTSUITE_AT = \
+	tests/system-afxdp-ours-testsuite.at \
+	tests/system-afxdp-ours.at
+SYSTEM_AFXDP_OURS_TESTSUITE = $(srcdir)/tests/system-afxdp-ours-testsuite
+EXTRA_DIST += $(SYSTEM_AFXDP_OURS_TESTSUITE_AT) $(SYSTEM_AFXDP_OURS_TESTSUITE)
+
+$(SYSTEM_AFXDP_OURS_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_AFXDP_TESTSUITE_AT) $(SYSTEM_AFXDP_OURS_TESTSUITE_AT) $(COMMON_MACROS_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
+	$(AM_V_at)mv $@.tmp $@
+
+check-afxdp-ours: all tests/atlocal $(SYSTEM_AFXDP_OURS_TESTSUITE)
+	$(SHELL) '$(SYSTEM_AFXDP_OURS_TESTSUITE)' -C tests \
+		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
+
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 if HAVE_BPF_DATAPATH
 	$(MAKE) check-bpf
 endif
+if HAVE_AF_XDP
+	$(MAKE) check-afxdp-ours
+	$(MAKE) check-afxdp-traffic
+endif
 
 check-ebpf: check-ebpf-unit check-ovs-subset check-ebpf-system
-.PHONY: check-bpf check-afxdp-traffic check-ebpf check-ebpf-unit \
+.PHONY: check-bpf check-afxdp-ours check-afxdp-traffic check-ebpf check-ebpf-unit \
 	check-ovs-subset check-ebpf-system
