@@ -54,7 +54,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
  * the designated initializers keep this table right if the enum grows.  An
  * action without a program here (or missing from the object) leaves its slot
  * empty: the tail call fails and the BPF side counts an action error. */
-static const char *const tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
+const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
     [OVS_BPF_ACTION_OUTPUT] = "ovs_bpf_act_output",
     [OVS_BPF_ACTION_USERSPACE] = "ovs_bpf_act_userspace",
     [OVS_BPF_ACTION_SET_ETH] = "ovs_bpf_act_set_eth",
@@ -377,23 +377,23 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    for (uint32_t i = 0; i < ARRAY_SIZE(tailcall_progs); i++) {
+    for (uint32_t i = 0; i < ARRAY_SIZE(dpif_bpf_tailcall_progs); i++) {
         int fd;
 
-        if (!tailcall_progs[i]) {
+        if (!dpif_bpf_tailcall_progs[i]) {
             continue;
         }
-        if (prog_fd(o->obj, tailcall_progs[i], &fd)) {
+        if (prog_fd(o->obj, dpif_bpf_tailcall_progs[i], &fd)) {
             /* Not fatal: the translation only uses actions whose program
              * exists... or the packet is dropped and counted. */
             VLOG_INFO("%s: BPF object has no program %s",
-                      dp_name, tailcall_progs[i]);
+                      dp_name, dpif_bpf_tailcall_progs[i]);
             continue;
         }
         if (bpf_map_update_elem(o->tailcalls_fd, &i, &fd, BPF_ANY)) {
             error = errno;
             *errorp = xasprintf("cannot insert %s into the tail call "
-                                "array (%s)", tailcall_progs[i],
+                                "array (%s)", dpif_bpf_tailcall_progs[i],
                                 ovs_strerror(error));
             goto error;
         }

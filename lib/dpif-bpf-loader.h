@@ -33,6 +33,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/datapath-abi.h"
+
 /* Where the object is searched, in order: the OVS_BPF_DATAPATH_OBJ
  * environment variable, <pkgdatadir>/bpf/datapath.bpf.o, and the build tree
  * path BPF_DATAPATH_BUILD_OBJ (defined by the build). */
@@ -68,6 +70,10 @@ struct dpif_bpf_obj {
     uint32_t abi_version;       /* As compiled into the object. */
     uint32_t vlan_limit;        /* As set at load time, 0 if not settable. */
 };
+
+/* The program in each slot of the 'tailcalls' program array, by name (NULL
+ * for a slot without one). */
+extern const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX];
 
 int dpif_bpf_obj_load(const char *dp_name,
                       const struct dpif_bpf_obj_config *,

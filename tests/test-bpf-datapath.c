@@ -54,6 +54,7 @@
 #include "openvswitch/dynamic-string.h"
 #include "csum.h"
 #include "dp-packet.h"
+#include "dpif-bpf-loader.h"
 #include "flow.h"
 #include "odp-util.h"
 #include "openvswitch/ofpbuf.h"
@@ -69,29 +70,6 @@
 static const uint8_t secret[OVS_BPF_SECRET_LEN] = {
     0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
     0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01,
-};
-
-/* Names the loader uses, by prog array slot. */
-static const char *const prog_names[__OVS_BPF_TAILCALL_MAX] = {
-    [OVS_BPF_ACTION_OUTPUT] = "ovs_bpf_act_output",
-    [OVS_BPF_ACTION_USERSPACE] = "ovs_bpf_act_userspace",
-    [OVS_BPF_ACTION_SET_ETH] = "ovs_bpf_act_set_eth",
-    [OVS_BPF_ACTION_SET_IPV4] = "ovs_bpf_act_set_ipv4",
-    [OVS_BPF_ACTION_SET_IPV6_SRC] = "ovs_bpf_act_set_ipv6_src",
-    [OVS_BPF_ACTION_SET_IPV6_DST] = "ovs_bpf_act_set_ipv6_dst",
-    [OVS_BPF_ACTION_SET_IPV6_MISC] = "ovs_bpf_act_set_ipv6_misc",
-    [OVS_BPF_ACTION_SET_TCP] = "ovs_bpf_act_set_tcp",
-    [OVS_BPF_ACTION_SET_UDP] = "ovs_bpf_act_set_udp",
-    [OVS_BPF_ACTION_PUSH_VLAN] = "ovs_bpf_act_push_vlan",
-    [OVS_BPF_ACTION_POP_VLAN] = "ovs_bpf_act_pop_vlan",
-    [OVS_BPF_ACTION_RECIRC] = "ovs_bpf_act_recirc",
-    [OVS_BPF_ACTION_HASH] = "ovs_bpf_act_hash",
-    [OVS_BPF_ACTION_TRUNC] = "ovs_bpf_act_trunc",
-    [OVS_BPF_ACTION_CLONE] = "ovs_bpf_act_clone",
-    [OVS_BPF_ACTION_SAMPLE] = "ovs_bpf_act_sample",
-    [OVS_BPF_ACTION_SET_PRIORITY] = "ovs_bpf_act_set_priority",
-    [OVS_BPF_ACTION_SET_MARK] = "ovs_bpf_act_set_mark",
-    [OVS_BPF_TAILCALL_LOOKUP] = "ovs_bpf_lookup",
 };
 
 /* The loaded datapath. */
@@ -323,12 +301,12 @@ dp_open(const char *path)
         uint32_t slot = i;
         int fd;
 
-        if (!prog_names[i]) {
+        if (!dpif_bpf_tailcall_progs[i]) {
             continue;
         }
-        fd = prog_fd(prog_names[i]);
+        fd = prog_fd(dpif_bpf_tailcall_progs[i]);
         if (fd < 0) {
-            ovs_fatal(0, "program %s missing", prog_names[i]);
+            ovs_fatal(0, "program %s missing", dpif_bpf_tailcall_progs[i]);
         }
         update(tailcalls_fd, &slot, &fd);
     }
@@ -1815,7 +1793,7 @@ test_load(struct ovs_cmdl_context *ctx OVS_UNUSED)
               "ovs_bpf_abi_version differs from OVS_BPF_ABI_VERSION");
     }
     for (i = 0; i < __OVS_BPF_TAILCALL_MAX; i++) {
-        n += prog_names[i] != NULL;
+        n += dpif_bpf_tailcall_progs[i] != NULL;
     }
     printf("%d tail call programs and 2 entry programs loaded\n", n);
 }
