@@ -1196,14 +1196,16 @@ int
 netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_dev *ad;
 
+    /* The same locks, in the same order, as set_config. */
     ovs_mutex_lock(&dev->mutex);
     ovs_mutex_lock(&afxdp_mutex);
-    struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
+    ad = afxdp_dev_lookup(netdev);
 
-    smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
     smap_add(args, "xdp-mode", xdp_mode_names[dev->requested_xdp_mode]);
     smap_add(args, "xdp-mode-in-use", xdp_mode_names[dev->xdp_mode_in_use]);
+    smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
     smap_add(args, "use-need-wakeup",
              dev->use_need_wakeup ? "true" : "false");
     smap_add_format(args, "umem-frames", "%u", ad->requested_umem_frames);

@@ -79,14 +79,11 @@ void signal_remove_xdp(struct netdev *);
 
 #else /* !HAVE_AF_XDP */
 
-#include "openvswitch/compiler.h"
-
+/* dp-packet.h calls this for DPBUF_AFXDP packets whether or not AF_XDP is
+ * built; without AF_XDP no packet has that source, so there is nothing to
+ * free. */
 struct dp_packet;
-
-static inline void
-free_afxdp_buf(struct dp_packet *p OVS_UNUSED)
-{
-}
+static inline void free_afxdp_buf(struct dp_packet *p) { (void) p; }
 
 #endif /* HAVE_AF_XDP */
 #endif /* netdev-afxdp.h */
