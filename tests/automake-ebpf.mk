@@ -109,6 +109,14 @@ check-afxdp-ours: all tests/atlocal $(SYSTEM_AFXDP_OURS_TESTSUITE)
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
+	@if ip link show ovs-netdev >/dev/null 2>&1 \
+	    && ! pgrep -x ovs-vswitchd >/dev/null; then \
+		echo "check-ebpf-system: error: device ovs-netdev exists with no"; \
+		echo "ovs-vswitchd running: an ovs-vswitchd with a netdev datapath"; \
+		echo "did not clean up, and OVS's userspace-datapath tests would"; \
+		echo "wait for it and fail; remove it: ip link del ovs-netdev"; \
+		exit 1; \
+	fi
 	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 if HAVE_BPF_DATAPATH
