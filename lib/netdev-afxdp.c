@@ -1028,14 +1028,11 @@ netdev_afxdp_construct(struct netdev *netdev)
         return error;
     }
 
-    /* Nothing is bound until the first reconfiguration. */
-    dev->xsks = NULL;
-    dev->tx_locks = NULL;
+    /* netdev_linux_alloc() zeroed 'dev': no sockets, no TX locks and
+     * OVS_AF_XDP_MODE_UNSPEC until the first reconfiguration binds them.
+     * Only the requested defaults differ from zero. */
     dev->requested_n_rxq = 1;
-    dev->xdp_mode = OVS_AF_XDP_MODE_UNSPEC;
-    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
-    dev->use_need_wakeup = false;
     dev->requested_need_wakeup = true;
 
     struct afxdp_dev *ad = xzalloc(sizeof *ad);
