@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 2
+#define OVS_BPF_ABI_VERSION 3
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -47,7 +47,9 @@
 /* Names of the maps and programs in the object, as userspace finds them
  * with bpf_object__find_map_by_name() / bpf_object__find_program_by_name(),
  * and as the maps are pinned below /sys/fs/bpf/ovs-bpf/<datapath>/. */
-#define OVS_BPF_MAP_FLOW_TABLE  "flow_table"
+#define OVS_BPF_MAP_FLOW_TABLES /* By enum ovs_bpf_flow_table. */ \
+    { "flow_table_w2", "flow_table_w4", "flow_table_w6", "flow_table_w8", \
+      "flow_table_w12", "flow_table_w16" }
 #define OVS_BPF_MAP_FLOW_MASKS  "flow_masks"
 #define OVS_BPF_MAP_DP_CONFIG   "dp_config"
 #define OVS_BPF_MAP_DP_STATS    "dp_stats"
@@ -136,23 +138,60 @@ struct ovs_bpf_flow_key {
     __u16 pad1;
 };
 
-/* The key of the flow table: a megaflow is its key masked with the mask
- * 'mask_id' of the mask list, so two megaflows whose masked keys are equal
- * under different masks remain two entries.  The whole masked key is the
- * hash key, never a hash of it: two flows never share an entry. */
+/* ------------------------------------------------------------------ */
+/* Flow tables.                                                       */
+/* ------------------------------------------------------------------ */
+
+/* A megaflow is its key masked with one mask of the mask list.  A mask
+ * usually covers few of the key's 16 8-byte words (an Ethernet megaflow of
+ * OVS: in_port and recirc_id, the two Ethernet addresses, eth_type, and
+ * the word of nw_proto, nw_frag and the ports, 5 words), and a BPF hash
+ * map hashes and compares its whole key on every lookup.  So the flow table
+ * key holds only the words the mask covers, packed in key order, and the
+ * flows are in one of several hash maps by how many words their mask
+ * covers: the key of the table of 'n' words is the first 8 + 8 * n bytes
+ * of struct ovs_bpf_flow_table_key.  A mask of 5 words is looked up with a
+ * 56-byte key instead of the 136 bytes of the whole key.
+ *
+ * The tables, with the number of key words of each. */
+enum ovs_bpf_flow_table {
+    OVS_BPF_FLOW_TABLE_W2,
+    OVS_BPF_FLOW_TABLE_W4,
+    OVS_BPF_FLOW_TABLE_W6,
+    OVS_BPF_FLOW_TABLE_W8,
+    OVS_BPF_FLOW_TABLE_W12,
+    OVS_BPF_FLOW_TABLE_W16,
+    OVS_BPF_N_FLOW_TABLES
+};
+#define OVS_BPF_FLOW_TABLE_WORDS { 2, 4, 6, 8, 12, 16 }
+
+#define OVS_BPF_KEY_WORDS 16        /* sizeof(struct ovs_bpf_flow_key) / 8 */
+
+/* The key of the flow tables.  A flow is in the table chosen by its mask
+ * ('table' of struct ovs_bpf_mask) under the first 8 + 8 * n bytes of this,
+ * where 'n' is the table's number of words: 'words' holds the words of the
+ * key that the mask covers, masked, in key order, then zero words up to
+ * 'n'.  The whole masked key is the hash key, never a hash of it: two flows
+ * never share an entry. */
 struct ovs_bpf_flow_table_key {
     __u32 mask_id;              /* Index in the 'flow_masks' array. */
     __u32 pad;
-    struct ovs_bpf_flow_key key;    /* Masked. */
+    __u64 words[OVS_BPF_KEY_WORDS];
 };
 
-/* An entry of the 'flow_masks' array map.  Userspace keeps the reference
- * counts; the lookup program searches entries 0 .. n_masks - 1 of struct
- * ovs_bpf_dp_config in order and skips entries that are not in use. */
+/* An entry of the 'flow_masks' array map: a mask compiled into the list of
+ * key words it covers.  Userspace keeps the reference counts; the lookup
+ * program searches entries 0 .. n_masks - 1 of struct ovs_bpf_dp_config in
+ * order and skips entries that are not in use.  For i below the number of
+ * words of 'table', word i of the table key is word 'word[i]' of the key
+ * ANDed with 'mask[i]'; the entries after the mask's own words have word 0
+ * and mask 0, so that they give the zero words of the table key. */
 struct ovs_bpf_mask {
     __u32 in_use;
-    __u32 pad;
-    struct ovs_bpf_flow_key mask;
+    __u8 table;                 /* enum ovs_bpf_flow_table. */
+    __u8 word[OVS_BPF_KEY_WORDS];   /* Key word indexes. */
+    __u8 pad[3];
+    __u64 mask[OVS_BPF_KEY_WORDS];
 };
 
 /* ------------------------------------------------------------------ */

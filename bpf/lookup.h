@@ -32,21 +32,71 @@
 #include "bpf/parse.h"
 #include "bpf/upcall.h"
 
-#define OVS_BPF_KEY_U64S (sizeof(struct ovs_bpf_flow_key) / 8)
-_Static_assert(sizeof(struct ovs_bpf_flow_key) % 8 == 0,
+_Static_assert(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8,
                "the key is masked 8 bytes at a time");
+_Static_assert((OVS_BPF_KEY_WORDS & (OVS_BPF_KEY_WORDS - 1)) == 0,
+               "word indexes are bounded with a mask");
+
+/* Builds in 'tkey->words' the first 'n' words of the table key of 'key'
+ * under mask 'm'.  'n' is a constant: the loop unrolls into 'n' loads of a
+ * word index, a key word and a mask word, an AND and a store. */
+static __always_inline void
+ovs_bpf_mask_key(struct ovs_bpf_flow_table_key *tkey, const __u64 *key,
+                 const struct ovs_bpf_mask *m, const int n)
+{
+#pragma unroll
+    for (int j = 0; j < n; j++) {
+        /* Verifier: the AND bounds the variable offset into the key
+         * (OVS_BPF_KEY_WORDS is a power of 2; userspace never writes a
+         * larger index). */
+        tkey->words[j] = key[m->word[j] & (OVS_BPF_KEY_WORDS - 1)]
+                         & m->mask[j];
+    }
+}
+
+/* Looks up 'key' under mask 'm' in the flow table of the mask, building
+ * the table key in 'tkey' (whose 'mask_id' the caller has set). */
+static __always_inline struct ovs_bpf_flow *
+ovs_bpf_flow_table_lookup(struct ovs_bpf_flow_table_key *tkey,
+                          const __u64 *key, const struct ovs_bpf_mask *m)
+{
+    /* One case per table: the verifier needs the map of each lookup to be
+     * a constant, and a constant word count unrolls the masking. */
+    switch (m->table) {
+    case OVS_BPF_FLOW_TABLE_W2:
+        ovs_bpf_mask_key(tkey, key, m, 2);
+        return bpf_map_lookup_elem(&flow_table_w2, tkey);
+    case OVS_BPF_FLOW_TABLE_W4:
+        ovs_bpf_mask_key(tkey, key, m, 4);
+        return bpf_map_lookup_elem(&flow_table_w4, tkey);
+    case OVS_BPF_FLOW_TABLE_W6:
+        ovs_bpf_mask_key(tkey, key, m, 6);
+        return bpf_map_lookup_elem(&flow_table_w6, tkey);
+    case OVS_BPF_FLOW_TABLE_W8:
+        ovs_bpf_mask_key(tkey, key, m, 8);
+        return bpf_map_lookup_elem(&flow_table_w8, tkey);
+    case OVS_BPF_FLOW_TABLE_W12:
+        ovs_bpf_mask_key(tkey, key, m, 12);
+        return bpf_map_lookup_elem(&flow_table_w12, tkey);
+    case OVS_BPF_FLOW_TABLE_W16:
+        ovs_bpf_mask_key(tkey, key, m, 16);
+        return bpf_map_lookup_elem(&flow_table_w16, tkey);
+    default:
+        return NULL;
+    }
+}
 
 /* Searches masks 0 .. n_masks - 1 for a flow matching 's->key'.  The
- * masked key is built in 's->upcall.flow', which is also the flow key a
- * SLOW_PATH or ACTION upcall carries.  '*n_searched' gets the number of
- * masks looked at. */
+ * table key is built in 's->upcall.flow', which is also the flow key a
+ * SLOW_PATH or ACTION upcall carries (its words beyond those of the flow's
+ * table are left from other masks: ovs-vswitchd ignores them).
+ * '*n_searched' gets the number of masks looked at. */
 static __always_inline struct ovs_bpf_flow *
 ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
 {
     struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
     struct ovs_bpf_flow_table_key *tkey = &s->upcall.flow;
     const __u64 *key = (const __u64 *) &s->key;
-    __u64 *masked = (__u64 *) &tkey->key;
     __u32 n_masks = cfg ? cfg->n_masks : 0;
     __u32 i;
 
@@ -58,9 +108,7 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
     for (i = 0; i < OVS_BPF_MAX_MASKS; i++) {
         struct ovs_bpf_flow *flow;
         struct ovs_bpf_mask *m;
-        const __u64 *mask;
         __u32 mask_id;
-        int j;
 
         if (i >= n_masks) {
             break;
@@ -76,13 +124,8 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
         if (!m->in_use) {
             continue;
         }
-        mask = (const __u64 *) &m->mask;
-#pragma unroll
-        for (j = 0; j < OVS_BPF_KEY_U64S; j++) {
-            masked[j] = key[j] & mask[j];
-        }
         tkey->mask_id = i;
-        flow = bpf_map_lookup_elem(&flow_table, tkey);
+        flow = ovs_bpf_flow_table_lookup(tkey, key, m);
         if (flow) {
             *n_searched = i + 1;
             return flow;

@@ -16,7 +16,7 @@
 
 /* The maps of the BPF datapath.  Every map except 'scratch' is part of the
  * ABI with ovs-vswitchd (names and value types in datapath-abi.h); the
- * loader may change 'max_entries' of 'flow_table' before loading. */
+ * loader may change 'max_entries' of the flow tables before loading. */
 
 #ifndef BPF_MAPS_H
 #define BPF_MAPS_H 1
@@ -25,16 +25,33 @@
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
 
-/* Megaflows: masked key -> actions and statistics.  Not preallocated: a
- * preallocated table of 64k 2 KiB entries would pin 140 MB per datapath
- * whether or not it is used. */
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __type(key, struct ovs_bpf_flow_table_key);
-    __type(value, struct ovs_bpf_flow);
-    __uint(max_entries, 65536);
-    __uint(map_flags, BPF_F_NO_PREALLOC);
-} flow_table SEC(".maps");
+/* Megaflows: masked key -> actions and statistics, one table per key
+ * length (see "Flow tables" in datapath-abi.h).  The key type of table
+ * 'flow_table_wN' is the first 8 + 8 * N bytes of struct
+ * ovs_bpf_flow_table_key, declared for the map's BTF (bpftool shows keys
+ * with it; the kernel refuses a map with a value type and no key type).
+ * Not preallocated: a preallocated table of 64k 2 KiB entries would pin
+ * 140 MB per table whether or not it is used. */
+#define OVS_BPF_FLOW_TABLE_MAP(WORDS)                       \
+    struct ovs_bpf_flow_table_key_w##WORDS {                \
+        __u32 mask_id;                                      \
+        __u32 pad;                                          \
+        __u64 words[WORDS];                                 \
+    };                                                      \
+    struct {                                                \
+        __uint(type, BPF_MAP_TYPE_HASH);                    \
+        __type(key, struct ovs_bpf_flow_table_key_w##WORDS); \
+        __type(value, struct ovs_bpf_flow);                 \
+        __uint(max_entries, 65536);                         \
+        __uint(map_flags, BPF_F_NO_PREALLOC);               \
+    } flow_table_w##WORDS SEC(".maps")
+
+OVS_BPF_FLOW_TABLE_MAP(2);
+OVS_BPF_FLOW_TABLE_MAP(4);
+OVS_BPF_FLOW_TABLE_MAP(6);
+OVS_BPF_FLOW_TABLE_MAP(8);
+OVS_BPF_FLOW_TABLE_MAP(12);
+OVS_BPF_FLOW_TABLE_MAP(16);
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);

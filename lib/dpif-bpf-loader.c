@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
 #include <stdarg.h>
@@ -165,22 +166,52 @@ ensure_bpffs(void)
     return 0;
 }
 
+static const char *const flow_table_names[OVS_BPF_N_FLOW_TABLES]
+    = OVS_BPF_MAP_FLOW_TABLES;
+
 static const char *const pinned_maps[] = {
-    OVS_BPF_MAP_FLOW_TABLE, OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_DP_CONFIG,
+    OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_DP_CONFIG,
     OVS_BPF_MAP_DP_STATS, OVS_BPF_MAP_PORTS, OVS_BPF_MAP_IFINDEXES,
     OVS_BPF_MAP_UPCALLS, OVS_BPF_MAP_TAILCALLS,
 };
 
+/* Removes the pin directory 'dir' of a datapath with every pin in it,
+ * including pins of map names an older object had (after an upgrade, a
+ * killed ovs-vswitchd may have left those). */
 static void
 remove_pins(const char *dir)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
-        char *path = xasprintf("%s/%s", dir, pinned_maps[i]);
+    DIR *d = opendir(dir);
 
-        unlink(path);
-        free(path);
+    if (d) {
+        struct dirent *de;
+
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                char *path = xasprintf("%s/%s", dir, de->d_name);
+
+                unlink(path);
+                free(path);
+            }
+        }
+        closedir(d);
     }
     rmdir(dir);
+}
+
+static int
+pin_map(struct dpif_bpf_obj *o, const char *name, char **errorp)
+{
+    struct bpf_map *map = bpf_object__find_map_by_name(o->obj, name);
+    char *pin = xasprintf("%s/%s", o->pin_dir, name);
+    int error = -bpf_map__pin(map, pin);
+
+    free(pin);
+    if (error) {
+        *errorp = xasprintf("cannot pin map %s in %s (%s)", name, o->pin_dir,
+                            ovs_strerror(error));
+    }
+    return error;
 }
 
 /* Finds the __u32 .rodata variable 'name' of 'obj' through the object's BTF.
@@ -300,7 +331,6 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     struct dpif_bpf_obj *o = xzalloc(sizeof *o);
     const char *path = find_object();
     libbpf_print_fn_t old_print;
-    struct bpf_map *flow_table;
     int error;
 
     *objp = NULL;
@@ -332,15 +362,20 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    flow_table = bpf_object__find_map_by_name(o->obj, OVS_BPF_MAP_FLOW_TABLE);
-    if (!flow_table) {
-        error = ENOENT;
-        *errorp = xasprintf("BPF object %s has no map %s", path,
-                            OVS_BPF_MAP_FLOW_TABLE);
-        goto error;
-    }
-    if (cfg->flow_table_size) {
-        bpf_map__set_max_entries(flow_table, cfg->flow_table_size);
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        struct bpf_map *flow_table;
+
+        flow_table = bpf_object__find_map_by_name(o->obj,
+                                                  flow_table_names[t]);
+        if (!flow_table) {
+            error = ENOENT;
+            *errorp = xasprintf("BPF object %s has no map %s", path,
+                                flow_table_names[t]);
+            goto error;
+        }
+        if (cfg->flow_table_size) {
+            bpf_map__set_max_entries(flow_table, cfg->flow_table_size);
+        }
     }
 
     /* The parser must decode as many VLAN tags as flow_extract() does for
@@ -361,8 +396,15 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    if (map_fd(o->obj, OVS_BPF_MAP_FLOW_TABLE, &o->flow_table_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_FLOW_MASKS, &o->flow_masks_fd)
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        error = map_fd(o->obj, flow_table_names[t], &o->flow_table_fds[t]);
+        if (error) {
+            *errorp = xasprintf("BPF object %s lacks a map or program of "
+                                "the datapath ABI", path);
+            goto error;
+        }
+    }
+    if (map_fd(o->obj, OVS_BPF_MAP_FLOW_MASKS, &o->flow_masks_fd)
         || map_fd(o->obj, OVS_BPF_MAP_DP_CONFIG, &o->dp_config_fd)
         || map_fd(o->obj, OVS_BPF_MAP_DP_STATS, &o->dp_stats_fd)
         || map_fd(o->obj, OVS_BPF_MAP_PORTS, &o->ports_fd)
@@ -422,16 +464,14 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
     for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
-        struct bpf_map *map = bpf_object__find_map_by_name(o->obj,
-                                                           pinned_maps[i]);
-        char *pin = xasprintf("%s/%s", o->pin_dir, pinned_maps[i]);
-
-        error = -bpf_map__pin(map, pin);
-        free(pin);
+        error = pin_map(o, pinned_maps[i], errorp);
         if (error) {
-            *errorp = xasprintf("cannot pin map %s in %s (%s)",
-                                pinned_maps[i], o->pin_dir,
-                                ovs_strerror(error));
+            goto error;
+        }
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(flow_table_names); i++) {
+        error = pin_map(o, flow_table_names[i], errorp);
+        if (error) {
             goto error;
         }
     }

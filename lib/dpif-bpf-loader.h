@@ -44,7 +44,7 @@
 #define DPIF_BPF_PIN_ROOT "/sys/fs/bpf/ovs-bpf"
 
 struct dpif_bpf_obj_config {
-    uint32_t flow_table_size;   /* max_entries of the flow table. */
+    uint32_t flow_table_size;   /* max_entries of each flow table. */
     const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
     uint32_t vlan_limit;        /* VLAN tags the parser decodes (1 or 2). */
 };
@@ -55,7 +55,7 @@ struct dpif_bpf_obj {
     char *path;                 /* The object file loaded. */
     char *pin_dir;              /* DPIF_BPF_PIN_ROOT/<datapath>. */
 
-    int flow_table_fd;
+    int flow_table_fds[OVS_BPF_N_FLOW_TABLES]; /* By ovs_bpf_flow_table. */
     int flow_masks_fd;
     int dp_config_fd;
     int dp_stats_fd;

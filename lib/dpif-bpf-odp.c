@@ -37,13 +37,14 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_odp);
  * host compiler only if these hold. */
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == 128);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) % 8 == 0);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_table_key)
                   == 8 + sizeof(struct ovs_bpf_flow_key));
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_action) == 64);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow)
                   == 40 + OVS_BPF_MAX_ACTIONS * sizeof(struct ovs_bpf_action));
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_mask)
-                  == 8 + sizeof(struct ovs_bpf_flow_key));
+                  == 24 + sizeof(struct ovs_bpf_flow_key));
 BUILD_ASSERT_DECL(OVS_BPF_USERDATA_LEN == sizeof(struct user_action_cookie));
 
 /* BPF key fields whose meaning is narrower than the 'struct flow' field of
@@ -441,6 +442,67 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
         parms.key_buf = &key_buf;
         odp_flow_key_from_mask(&parms, mask);
     }
+}
+
+/* Flow tables. */
+
+static const uint8_t flow_table_words[OVS_BPF_N_FLOW_TABLES]
+    = OVS_BPF_FLOW_TABLE_WORDS;
+
+unsigned int
+dpif_bpf_flow_table_words(unsigned int table)
+{
+    ovs_assert(table < OVS_BPF_N_FLOW_TABLES);
+    return flow_table_words[table];
+}
+
+void
+dpif_bpf_mask_compile(const struct ovs_bpf_flow_key *mask,
+                      struct ovs_bpf_mask *m)
+{
+    uint64_t words[OVS_BPF_KEY_WORDS];
+    unsigned int n = 0;
+
+    memset(m, 0, sizeof *m);
+    m->in_use = 1;
+    memcpy(words, mask, sizeof words);
+    for (unsigned int i = 0; i < OVS_BPF_KEY_WORDS; i++) {
+        if (words[i]) {
+            m->word[n] = i;
+            m->mask[n] = words[i];
+            n++;
+        }
+    }
+    /* The smallest table whose key holds them.  The last has every word,
+     * so there is always one. */
+    while (flow_table_words[m->table] < n) {
+        m->table++;
+    }
+}
+
+void
+dpif_bpf_table_key(uint32_t mask_id, const struct ovs_bpf_mask *m,
+                   const struct ovs_bpf_flow_key *key,
+                   struct ovs_bpf_flow_table_key *tkey)
+{
+    uint64_t words[OVS_BPF_KEY_WORDS];
+    unsigned int n = dpif_bpf_flow_table_words(m->table);
+
+    memset(tkey, 0, sizeof *tkey);
+    tkey->mask_id = mask_id;
+    memcpy(words, key, sizeof words);
+    for (unsigned int i = 0; i < n; i++) {
+        tkey->words[i] = words[m->word[i]] & m->mask[i];
+    }
+}
+
+void
+dpif_bpf_table_key_normalize(unsigned int table,
+                             struct ovs_bpf_flow_table_key *tkey)
+{
+    unsigned int n = dpif_bpf_flow_table_words(table);
+
+    memset(&tkey->words[n], 0, (OVS_BPF_KEY_WORDS - n) * sizeof(uint64_t));
 }
 
 /* Actions. */

@@ -108,6 +108,29 @@ void dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
                           const struct ovs_bpf_flow_key *bmask,
                           struct flow *flow, struct flow_wildcards *wc);
 
+/* Flow tables (see "Flow tables" in bpf/datapath-abi.h). */
+
+/* Compiles 'mask' into the mask list entry '*m' (in use): the key words
+ * that 'mask' covers and the flow table they select. */
+void dpif_bpf_mask_compile(const struct ovs_bpf_flow_key *mask,
+                           struct ovs_bpf_mask *m);
+
+/* Number of key words of flow table 'table' (enum ovs_bpf_flow_table). */
+unsigned int dpif_bpf_flow_table_words(unsigned int table);
+
+/* Builds in '*tkey' the flow table key of 'key' (masked or not) under the
+ * mask list entry 'mask_id', compiled into 'm'; the words beyond those of
+ * the table are zero, so that whole table keys compare as bytes. */
+void dpif_bpf_table_key(uint32_t mask_id, const struct ovs_bpf_mask *m,
+                        const struct ovs_bpf_flow_key *key,
+                        struct ovs_bpf_flow_table_key *tkey);
+
+/* Zeroes the words of 'tkey' beyond those of flow table 'table', as in a
+ * key that dpif_bpf_table_key() builds (the BPF programs leave them
+ * unspecified in upcalls). */
+void dpif_bpf_table_key_normalize(unsigned int table,
+                                  struct ovs_bpf_flow_table_key *tkey);
+
 /* Actions. */
 
 /* Translates the ODP actions 'actions' ('len' bytes) into action slots.  On

@@ -26,7 +26,7 @@
  *
  *   - It keeps the authoritative copy of the flow table, keyed by ufid, with
  *     the ODP key, mask and actions as ofproto gave them, and mirrors it into
- *     the BPF maps 'flow_table' and 'flow_masks' (translated by
+ *     the BPF flow tables and 'flow_masks' (translated by
  *     dpif-bpf-odp.c).  The statistics live in the BPF flow table.
  *
  *   - Upcalls come up through a perf ring (dpif-bpf-upcall.c); packets
@@ -131,6 +131,7 @@ struct dp_bpf_port {
 /* One mask of the BPF mask list. */
 struct dp_bpf_mask {
     struct ovs_bpf_flow_key mask;
+    struct ovs_bpf_mask entry;  /* 'mask' compiled, as in 'flow_masks'. */
     unsigned int refcnt;        /* Flows using it; 0 = free slot. */
 };
 
@@ -1104,9 +1105,7 @@ dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
         struct ovs_bpf_mask entry;
         uint32_t idx = free_slot;
 
-        memset(&entry, 0, sizeof entry);
-        entry.in_use = 1;
-        entry.mask = *mask;
+        dpif_bpf_mask_compile(mask, &entry);
         if (bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry,
                                 BPF_ANY)) {
             VLOG_WARN_RL(&rl, "%s: cannot write mask %d (%s)", dp->name,
@@ -1114,6 +1113,7 @@ dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
             return -1;
         }
         m->mask = *mask;
+        m->entry = entry;
         m->refcnt = 1;
         dp->n_masks++;
         if (idx + 1 > dp->mask_range) {
@@ -1157,12 +1157,21 @@ stats_from_bpf(const struct ovs_bpf_flow_stats *b,
     stats->tcp_flags = b->tcp_flags;
 }
 
+/* The fd of the BPF flow table of the flows of mask list entry
+ * 'mask_id'. */
+static int
+dp_bpf_flow_table_fd(const struct dp_bpf *dp, uint32_t mask_id)
+{
+    return dp->obj->flow_table_fds[dp->masks[mask_id].entry.table];
+}
+
 /* Reads the BPF flow entry of 'flow' into 'value'. */
 static int
 dp_bpf_flow_read(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
                  struct ovs_bpf_flow *value)
 {
-    if (bpf_map_lookup_elem(dp->obj->flow_table_fd, &flow->tkey, value)) {
+    if (bpf_map_lookup_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                            &flow->tkey, value)) {
         memset(value, 0, sizeof *value);
         return errno;
     }
@@ -1187,7 +1196,8 @@ dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     if (stats) {
         dp_bpf_flow_get_stats(dp, flow, stats);
     }
-    bpf_map_delete_elem(dp->obj->flow_table_fd, &flow->tkey);
+    bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                        &flow->tkey);
     dp_bpf_mask_unref(dp, flow->tkey.mask_id);
     hmap_remove(&dp->flows, &flow->ufid_node);
     hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
@@ -1241,7 +1251,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
 {
     struct dp_bpf *dp = get_dp_bpf(dpif);
     struct ovs_bpf_flow_table_key tkey;
-    struct ovs_bpf_flow_key bmask;
+    struct ovs_bpf_flow_key bkey, bmask;
     struct dp_bpf_flow *flow;
     struct ovs_bpf_flow *value;
     ovs_u128 ufid;
@@ -1251,9 +1261,8 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         memset(put->stats, 0, sizeof *put->stats);
     }
 
-    memset(&tkey, 0, sizeof tkey);
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
-                                put->mask_len, &tkey.key, &bmask);
+                                put->mask_len, &bkey, &bmask);
     if (error) {
         return error;
     }
@@ -1281,8 +1290,8 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         if (!(put->flags & DPIF_FP_ZERO_STATS)) {
             value->stats = old.stats;
         }
-        if (bpf_map_update_elem(dp->obj->flow_table_fd, &flow->tkey, value,
-                                BPF_EXIST)) {
+        if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                                &flow->tkey, value, BPF_EXIST)) {
             error = flow_put_errno(errno);
             goto out_unlock;
         }
@@ -1318,7 +1327,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         error = flow_put_errno(ENOSPC);
         goto out_unlock;
     }
-    tkey.mask_id = error;
+    dpif_bpf_table_key(error, &dp->masks[error].entry, &bkey, &tkey);
     error = 0;
 
     if (dp_bpf_find_flow_by_tkey(dp, &tkey)) {
@@ -1327,8 +1336,8 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         error = EEXIST;
         goto out_unlock;
     }
-    if (bpf_map_update_elem(dp->obj->flow_table_fd, &tkey, value,
-                            BPF_NOEXIST)) {
+    if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, tkey.mask_id), &tkey,
+                            value, BPF_NOEXIST)) {
         error = flow_put_errno(errno);
         dp_bpf_mask_unref(dp, tkey.mask_id);
         if (!(put->flags & DPIF_FP_PROBE)) {
@@ -1842,7 +1851,15 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
 
     COVERAGE_INC(dpif_bpf_slow_path);
     ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow_by_tkey(dp, &up->flow);
+    flow = NULL;
+    if (up->flow.mask_id < OVS_BPF_MAX_MASKS
+        && dp->masks[up->flow.mask_id].refcnt) {
+        struct ovs_bpf_flow_table_key tkey = up->flow;
+
+        dpif_bpf_table_key_normalize(dp->masks[tkey.mask_id].entry.table,
+                                     &tkey);
+        flow = dp_bpf_find_flow_by_tkey(dp, &tkey);
+    }
     if (flow) {
         actions = xmemdup(flow->actions, flow->actions_len);
         actions_len = flow->actions_len;

@@ -55,6 +55,7 @@
 #include "csum.h"
 #include "dp-packet.h"
 #include "dpif-bpf-loader.h"
+#include "dpif-bpf-odp.h"
 #include "flow.h"
 #include "odp-util.h"
 #include "openvswitch/ofpbuf.h"
@@ -74,7 +75,8 @@ static const uint8_t secret[OVS_BPF_SECRET_LEN] = {
 
 /* The loaded datapath. */
 static struct bpf_object *obj;
-static int flow_table_fd, flow_masks_fd, dp_config_fd, dp_stats_fd;
+static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
+static int flow_masks_fd, dp_config_fd, dp_stats_fd;
 static int ports_fd, ifindexes_fd, upcalls_fd, tailcalls_fd, scratch_fd;
 static int ingress_fd, downcall_fd;
 static int n_cpus;
@@ -283,7 +285,11 @@ dp_open(const char *path)
     }
     n_cpus = libbpf_num_possible_cpus();
 
-    flow_table_fd = map_fd(OVS_BPF_MAP_FLOW_TABLE);
+    for (i = 0; i < OVS_BPF_N_FLOW_TABLES; i++) {
+        static const char *const names[] = OVS_BPF_MAP_FLOW_TABLES;
+
+        flow_table_fds[i] = map_fd(names[i]);
+    }
     flow_masks_fd = map_fd(OVS_BPF_MAP_FLOW_MASKS);
     dp_config_fd = map_fd(OVS_BPF_MAP_DP_CONFIG);
     dp_stats_fd = map_fd(OVS_BPF_MAP_DP_STATS);
@@ -788,40 +794,30 @@ exact_mask(struct ovs_bpf_flow_key *mask)
     mask->pad1 = 0;
 }
 
-static void
-mask_key(const struct ovs_bpf_flow_key *key,
-         const struct ovs_bpf_flow_key *mask, struct ovs_bpf_flow_key *out)
-{
-    const uint8_t *k = (const uint8_t *) key, *m = (const uint8_t *) mask;
-    uint8_t *o = (uint8_t *) out;
-    size_t i;
-
-    for (i = 0; i < sizeof *key; i++) {
-        o[i] = k[i] & m[i];
-    }
-}
+/* The mask list as written to 'flow_masks'. */
+static struct ovs_bpf_mask masks[OVS_BPF_MAX_MASKS];
 
 static void
 set_mask(uint32_t mask_id, const struct ovs_bpf_flow_key *mask)
 {
-    struct ovs_bpf_mask m;
+    struct ovs_bpf_mask *m = &masks[mask_id];
 
-    memset(&m, 0, sizeof m);
-    m.in_use = mask != NULL;
     if (mask) {
-        m.mask = *mask;
+        dpif_bpf_mask_compile(mask, m);
+    } else {
+        memset(m, 0, sizeof *m);
     }
-    update(flow_masks_fd, &mask_id, &m);
+    update(flow_masks_fd, &mask_id, m);
 }
 
-static void
+/* The flow table key of 'key' under mask 'mask_id' (set with set_mask()),
+ * and the fd of its table. */
+static int
 flow_table_key(uint32_t mask_id, const struct ovs_bpf_flow_key *key,
-               const struct ovs_bpf_flow_key *mask,
                struct ovs_bpf_flow_table_key *tk)
 {
-    memset(tk, 0, sizeof *tk);
-    tk->mask_id = mask_id;
-    mask_key(key, mask, &tk->key);
+    dpif_bpf_table_key(mask_id, &masks[mask_id], key, tk);
+    return flow_table_fds[masks[mask_id].table];
 }
 
 /* Installs a flow for 'key' under mask 'mask_id' (exact if 'mask' is
@@ -834,17 +830,18 @@ add_flow(uint32_t mask_id, const struct ovs_bpf_flow_key *key,
     struct ovs_bpf_flow_key exact;
     struct ovs_bpf_flow_table_key tk;
     struct ovs_bpf_flow *flow = xzalloc(sizeof *flow);
+    int fd;
 
     if (!mask) {
         exact_mask(&exact);
         mask = &exact;
     }
     set_mask(mask_id, mask);
-    flow_table_key(mask_id, key, mask, &tk);
+    fd = flow_table_key(mask_id, key, &tk);
     flow->flags = flags;
     flow->n_actions = n;
     memcpy(flow->actions, acts, n * sizeof *acts);
-    update(flow_table_fd, &tk, flow);
+    update(fd, &tk, flow);
     free(flow);
 }
 
@@ -854,8 +851,10 @@ del_flows(void)
     struct ovs_bpf_flow_table_key key;
     uint32_t i;
 
-    while (!bpf_map_get_next_key(flow_table_fd, NULL, &key)) {
-        bpf_map_delete_elem(flow_table_fd, &key);
+    for (i = 0; i < OVS_BPF_N_FLOW_TABLES; i++) {
+        while (!bpf_map_get_next_key(flow_table_fds[i], NULL, &key)) {
+            bpf_map_delete_elem(flow_table_fds[i], &key);
+        }
     }
     for (i = 0; i < OVS_BPF_MAX_MASKS; i++) {
         set_mask(i, NULL);
@@ -913,6 +912,7 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     uint64_t hit, mask_hit, missed, slow;
     struct ofpbuf pkt;
     struct run r;
+    int fd;
 
     ofpbuf_init(&pkt, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_TCP);
@@ -940,9 +940,8 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "mask_hit %"PRIu64", expected +6",
           stat_get(OVS_BPF_STAT_MASK_HIT) - mask_hit);
 
-    exact_mask(&mask);
-    flow_table_key(2, &key, &mask, &tk);
-    if (bpf_map_lookup_elem(flow_table_fd, &tk, &flow)) {
+    fd = flow_table_key(2, &key, &tk);
+    if (bpf_map_lookup_elem(fd, &tk, &flow)) {
         ovs_fatal(errno, "flow lookup");
     }
     CHECK(flow.stats.packets == 2 && flow.stats.bytes == 2 * pkt.size
@@ -961,7 +960,7 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* A userspace-only flow sends SLOW_PATH upcalls with its key. */
     set_n_masks(3);
     flow.flags = OVS_BPF_FLOW_F_USERSPACE;
-    update(flow_table_fd, &tk, &flow);
+    update(fd, &tk, &flow);
     slow = stat_get(OVS_BPF_STAT_SLOW_PATH);
     poll_upcalls();             /* Drop the miss upcall above. */
     run_ingress(&pkt, &r);
@@ -977,7 +976,7 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* A flow without actions drops. */
     flow.flags = 0;
     flow.n_actions = 0;
-    update(flow_table_fd, &tk, &flow);
+    update(fd, &tk, &flow);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "drop flow: retval %u", r.retval);
 
@@ -994,6 +993,90 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
         CHECK(opts.retval == TC_ACT_OK, "foreign ifindex: retval %u",
               opts.retval);
     }
+    ofpbuf_uninit(&pkt);
+}
+
+/* Every flow table: a mask with as many words as the table holds (and one
+ * fewer, so that the table key ends with a zero word) finds its flow, in
+ * that table, and the table key the program builds is the one userspace
+ * builds.  The packet, a neighbour solicitation, has few zero key words,
+ * and the masks take the nonzero words first, so that a word the program
+ * leaves out changes the table key. */
+static void
+test_lookup_tables(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    uint64_t key_words[OVS_BPF_KEY_WORDS], mask_words[OVS_BPF_KEY_WORDS];
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    struct ovs_bpf_flow_key key, mask;
+    int order[OVS_BPF_KEY_WORDS];
+    struct ofpbuf pkt;
+    struct run r;
+    int n_order = 0;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "86dd 60000000 0020 3a ff " IP6A
+            "8700 0000 00000000 " ND_TARGET SLL);
+    del_flows();
+    key_of(&pkt, &key);
+    memcpy(key_words, &key, sizeof key_words);
+
+    /* Word 0 (in_port, recirc_id), then the nonzero words from the last,
+     * then the zero words. */
+    order[n_order++] = 0;
+    for (int i = OVS_BPF_KEY_WORDS - 1; i > 0; i--) {
+        if (key_words[i]) {
+            order[n_order++] = i;
+        }
+    }
+    for (int i = 1; i < OVS_BPF_KEY_WORDS; i++) {
+        if (!key_words[i]) {
+            order[n_order++] = i;
+        }
+    }
+
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        for (int less = 0; less < 2; less++) {
+            int n = dpif_bpf_flow_table_words(t) - less;
+            struct ovs_bpf_flow_table_key tk, up;
+            struct ovs_bpf_flow flow;
+            uint64_t hit;
+            int fd;
+
+            memset(mask_words, 0, sizeof mask_words);
+            for (int k = 0; k < n; k++) {
+                mask_words[order[k]] = UINT64_MAX;
+            }
+            memcpy(&mask, mask_words, sizeof mask);
+            mask.pad0 = mask.pad1 = 0;
+
+            del_flows();
+            add_flow(0, &key, &mask, &out, 1, OVS_BPF_FLOW_F_USERSPACE);
+            set_n_masks(1);
+            CHECK(masks[0].table == t, "%d words: table %d, expected %d",
+                  n, masks[0].table, t);
+            fd = flow_table_key(0, &key, &tk);
+
+            hit = stat_get(OVS_BPF_STAT_HIT);
+            poll_upcalls();
+            run_ingress(&pkt, &r);
+            poll_upcalls();
+            CHECK(stat_get(OVS_BPF_STAT_HIT) == hit + 1,
+                  "%d words: no hit in table %d", n, t);
+            CHECK(n_upcalls == 1
+                  && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_SLOW_PATH,
+                  "%d words: no slow path upcall", n);
+            if (n_upcalls == 1) {
+                up = upcall_recs[0].hdr.flow;
+                dpif_bpf_table_key_normalize(t, &up);
+                CHECK(!memcmp(&up, &tk, sizeof tk),
+                      "%d words: table keys differ", n);
+            }
+            CHECK(!bpf_map_lookup_elem(fd, &tk, &flow)
+                  && flow.stats.packets == 1,
+                  "%d words: flow not found or not counted", n);
+        }
+    }
+    del_flows();
     ofpbuf_uninit(&pkt);
 }
 
@@ -1068,7 +1151,8 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
           && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_ACTION
           && upcall_recs[0].hdr.userdata_len == 6
           && !memcmp(upcall_recs[0].hdr.userdata, "cookie", 6)
-          && upcall_recs[0].hdr.flow.key.in_port == IN_PORT,
+          /* Word 0 of an exact-match table key: in_port, recirc_id. */
+          && (uint32_t) upcall_recs[0].hdr.flow.words[0] == IN_PORT,
           "userspace upcall (%d upcalls)", n_upcalls);
 
     /* trunc() before the last output cuts the packet. */
@@ -1831,7 +1915,8 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
     };
     struct ovs_bpf_action out = OUTPUT(LO_PORT1);
     const uint32_t repeat = 1000000;
-    uint32_t t_bare, t_dp;
+    struct ovs_bpf_flow_key key, mask;
+    uint32_t t_bare, t_exact, t_mega;
     struct ofpbuf pkt;
     int bare_fd;
     int i;
@@ -1844,14 +1929,31 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_init(&pkt, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP
             "000000000000000000000000000000000000");
-    flow_for(&pkt, &out, 1);
+
+    /* The megaflow OVS installs for "in_port=1,actions=output:2" with
+     * MAC learning off: in_port, recirc_id, the Ethernet header and
+     * ipv4(frag=no), 5 key words. */
+    key_of(&pkt, &key);
+    memset(&mask, 0, sizeof mask);
+    mask.in_port = mask.recirc_id = UINT32_MAX;
+    memset(mask.eth_dst, 0xff, sizeof mask.eth_dst);
+    memset(mask.eth_src, 0xff, sizeof mask.eth_src);
+    mask.eth_type = OVS_BE16_MAX;
+    mask.nw_frag = 0xff;
 
     for (i = 0; i < 3; i++) {
         t_bare = bench_run(bare_fd, &pkt, repeat);
-        t_dp = bench_run(ingress_fd, &pkt, repeat);
-        printf("bare bpf_redirect: %u ns/packet, ovs_bpf_ingress "
-               "(1 mask, output): %u ns/packet, ratio %.2f\n",
-               t_bare, t_dp, (double) t_dp / t_bare);
+        flow_for(&pkt, &out, 1);
+        t_exact = bench_run(ingress_fd, &pkt, repeat);
+        del_flows();
+        add_flow(0, &key, &mask, &out, 1, 0);
+        set_n_masks(1);
+        t_mega = bench_run(ingress_fd, &pkt, repeat);
+        printf("bare bpf_redirect: %u ns/packet; ovs_bpf_ingress, output, "
+               "1 mask: exact match (16 words) %u ns/packet, ratio %.2f; "
+               "Ethernet megaflow (5 words) %u ns/packet, ratio %.2f\n",
+               t_bare, t_exact, (double) t_exact / t_bare,
+               t_mega, (double) t_mega / t_bare);
     }
     close(bare_fd);
     ofpbuf_uninit(&pkt);
@@ -1864,6 +1966,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"parse-limits", "[object]", 0, 1, test_parse_limits, OVS_RO},
     {"upcall", "[object]", 0, 1, test_upcall, OVS_RO},
     {"lookup", "[object]", 0, 1, test_lookup, OVS_RO},
+    {"lookup-tables", "[object]", 0, 1, test_lookup_tables, OVS_RO},
     {"output", "[object]", 0, 1, test_output, OVS_RO},
     {"set-eth", "[object]", 0, 1, test_set_eth, OVS_RO},
     {"set-ipv4", "[object]", 0, 1, test_set_ipv4, OVS_RO},
