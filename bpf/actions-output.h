@@ -40,7 +40,7 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
     struct ovs_bpf_port *port = bpf_map_lookup_elem(&ports, &odp_port);
     __u64 flags;
 
-    if (!port) {
+    if (!port || !port->ifindex) {
         ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
         return last ? TC_ACT_SHOT : 0;
     }

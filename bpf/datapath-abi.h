@@ -365,7 +365,10 @@ struct ovs_bpf_dp_config {
     __u8 secret[OVS_BPF_SECRET_LEN];    /* Downcall authentication. */
 };
 
-/* Value of the 'ports' hash map, keyed by odp port number (__u32). */
+/* Value of the 'ports' array map, indexed by odp port number (__u32, below
+ * OVS_BPF_MAX_PORTS).  An entry with 'ifindex' 0 is not a port.  (An array,
+ * not a hash map: its lookup is a bounds check and an address computation
+ * that the verifier inlines into the program.) */
 struct ovs_bpf_port {
     __u32 ifindex;              /* Where OUTPUT to this port redirects. */
     __u32 flags;                /* OVS_BPF_PORT_F_*. */

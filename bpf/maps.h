@@ -75,7 +75,7 @@ struct {
 } dp_stats SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
     __type(key, __u32);
     __type(value, struct ovs_bpf_port);
     __uint(max_entries, OVS_BPF_MAX_PORTS);

@@ -726,6 +726,16 @@ choose_port(const struct dp_bpf *dp)
 
 /* Undoes what port_add() did, in the reverse order: first the BPF programs
  * stop seeing the port, then the program and devices go. */
+/* Clears entry 'port_no' of the 'ports' array: output to it drops. */
+static void
+dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
+{
+    struct ovs_bpf_port info;
+
+    memset(&info, 0, sizeof info);
+    bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY);
+}
+
 static void
 dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     OVS_REQUIRES(dp->mutex)
@@ -736,7 +746,7 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     if (ifindex) {
         bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
     }
-    bpf_map_delete_elem(dp->obj->ports_fd, &port_no);
+    dp_bpf_port_map_clear(dp, port_no);
     if (port->attach_ifindex) {
         dpif_bpf_tc_detach(port->attach_ifindex, port->created_qdisc);
     }
@@ -858,7 +868,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
 
 error_detached:
     bpf_map_delete_elem(dp->obj->ifindexes_fd, &attach_ifindex);
-    bpf_map_delete_elem(dp->obj->ports_fd, &port_no32);
+    dp_bpf_port_map_clear(dp, port_no32);
     port->attach_ifindex = 0;
 error:
     dp_bpf_port_remove(dp, port);

@@ -1138,6 +1138,12 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     CHECK(r.retval == TC_ACT_REDIRECT, "missing port: retval %u", r.retval);
     CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 1,
           "missing port: no action error");
+    acts[0] = OUTPUT(OVS_BPF_MAX_PORTS + 5);
+    flow_for(&pkt, acts, 2);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 2,
+          "port beyond the ports array: retval %u", r.retval);
 
     /* userspace() then output: an ACTION upcall with the userdata and
      * the flow's key. */
