@@ -36,7 +36,6 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_odp);
 /* The ABI structs have the same layout for clang -target bpf and for the
  * host compiler only if these hold. */
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == 128);
-BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) % 8 == 0);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_table_key)
                   == 8 + sizeof(struct ovs_bpf_flow_key));

@@ -130,8 +130,7 @@ struct dp_bpf_port {
 
 /* One mask of the BPF mask list. */
 struct dp_bpf_mask {
-    struct ovs_bpf_flow_key mask;
-    struct ovs_bpf_mask entry;  /* 'mask' compiled, as in 'flow_masks'. */
+    struct ovs_bpf_mask entry;  /* As in 'flow_masks' (compiled). */
     unsigned int refcnt;        /* Flows using it; 0 = free slot. */
 };
 
@@ -1098,12 +1097,15 @@ static int
 dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
     OVS_REQUIRES(dp->mutex)
 {
+    struct ovs_bpf_mask entry;
     int free_slot = -1;
 
+    /* Compiling is one-to-one: equal masks have equal entries. */
+    dpif_bpf_mask_compile(mask, &entry);
     for (int i = 0; i < dp->max_masks; i++) {
         struct dp_bpf_mask *m = &dp->masks[i];
 
-        if (m->refcnt && !memcmp(&m->mask, mask, sizeof *mask)) {
+        if (m->refcnt && !memcmp(&m->entry, &entry, sizeof entry)) {
             m->refcnt++;
             return i;
         } else if (!m->refcnt && free_slot < 0) {
@@ -1112,17 +1114,14 @@ dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
     }
     if (free_slot >= 0) {
         struct dp_bpf_mask *m = &dp->masks[free_slot];
-        struct ovs_bpf_mask entry;
         uint32_t idx = free_slot;
 
-        dpif_bpf_mask_compile(mask, &entry);
         if (bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry,
                                 BPF_ANY)) {
             VLOG_WARN_RL(&rl, "%s: cannot write mask %d (%s)", dp->name,
                          free_slot, ovs_strerror(errno));
             return -1;
         }
-        m->mask = *mask;
         m->entry = entry;
         m->refcnt = 1;
         dp->n_masks++;

@@ -20,7 +20,7 @@
  *
  * OUT_IFINDEX is a compile-time constant (clang -DOUT_IFINDEX=n), as in
  * bench-tc-redirect.bpf.c.  A veth target accepts redirected frames only
- * while its peer runs an XDP program: the benchmark's sink does. */
+ * while its peer has NAPI: the benchmark's sink veth has GRO on. */
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
