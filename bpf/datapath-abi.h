@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 3
+#define OVS_BPF_ABI_VERSION 4
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -381,19 +381,36 @@ struct ovs_bpf_port {
 /* The 'ifindexes' hash map: __u32 ifindex -> __u32 odp port number, used
  * by the ingress program to find 'in_port'. */
 
-/* Indexes of the per-CPU '__u64' counters of the 'dp_stats' array map. */
+/* The per-CPU '__u64' counters of the 'dp_stats' array map, written once
+ * here: OVS_BPF_DP_STAT(ENUM, NAME, DESCRIPTION) for each, in index order.
+ * NAME is how "ovs-appctl dpif-bpf/show" prints it. */
+#define OVS_BPF_DP_STATS(OVS_BPF_DP_STAT)                                   \
+    OVS_BPF_DP_STAT(HIT, "hit", "Packets that matched a flow.")            \
+    OVS_BPF_DP_STAT(MISSED, "missed", "Packets that matched no flow.")     \
+    OVS_BPF_DP_STAT(LOST, "lost", "Upcalls that could not be sent.")       \
+    OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
+    OVS_BPF_DP_STAT(DOWNCALL, "downcall", "Downcalls accepted.")           \
+    OVS_BPF_DP_STAT(DOWNCALL_FORGED, "downcall_forged",                    \
+                    "Downcalls dropped: bad secret or magic.")             \
+    OVS_BPF_DP_STAT(DOWNCALL_MALFORMED, "downcall_malformed",              \
+                    "Downcalls dropped: bad metadata.")                    \
+    OVS_BPF_DP_STAT(PARSE_ERROR, "parse_error",                            \
+                    "Packets dropped: headers could not be made linear.")  \
+    OVS_BPF_DP_STAT(PARSE_INCOMPLETE, "parse_incomplete",                  \
+                    "Packets sent up without a lookup: the parser "        \
+                    "stopped at one of its bounds (also in 'missed').")    \
+    OVS_BPF_DP_STAT(ACTION_ERROR, "action_error",                          \
+                    "Packets dropped: an action failed.")                  \
+    OVS_BPF_DP_STAT(RECIRC_LIMIT, "recirc_limit",                          \
+                    "Packets dropped: too many recirculations.")           \
+    OVS_BPF_DP_STAT(SLOW_PATH, "slow_path",                                \
+                    "Packets of userspace-only flows.")
+
+/* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {
-    OVS_BPF_STAT_HIT,               /* Packets that matched a flow. */
-    OVS_BPF_STAT_MISSED,            /* Packets that matched no flow. */
-    OVS_BPF_STAT_LOST,              /* Upcalls that could not be sent. */
-    OVS_BPF_STAT_MASK_HIT,          /* Masks searched by hits (sum). */
-    OVS_BPF_STAT_DOWNCALL,          /* Downcalls accepted. */
-    OVS_BPF_STAT_DOWNCALL_FORGED,   /* Downcalls dropped: bad secret/magic. */
-    OVS_BPF_STAT_DOWNCALL_MALFORMED, /* Downcalls dropped: bad metadata. */
-    OVS_BPF_STAT_PARSE_ERROR,       /* Malformed packets (dropped). */
-    OVS_BPF_STAT_ACTION_ERROR,      /* An action failed (packet dropped). */
-    OVS_BPF_STAT_RECIRC_LIMIT,      /* Dropped: too many recirculations. */
-    OVS_BPF_STAT_SLOW_PATH,         /* Packets of userspace-only flows. */
+#define OVS_BPF_DP_STAT_ENUM(ENUM, NAME, DESCRIPTION) OVS_BPF_STAT_##ENUM,
+    OVS_BPF_DP_STATS(OVS_BPF_DP_STAT_ENUM)
+#undef OVS_BPF_DP_STAT_ENUM
     __OVS_BPF_STAT_MAX
 };
 

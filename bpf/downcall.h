@@ -120,7 +120,10 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     s->key.dp_hash = dc.dp_hash;
     s->key.skb_priority = dc.skb_priority;
     s->key.skb_mark = dc.skb_mark;
-    if (!ovs_bpf_parse_packet(skb, &s->key, s)) {
+    /* A partial key (OVS_BPF_PARSE_INCOMPLETE) is no harm here: nothing is
+     * looked up with it, and the actions come from ovs-vswitchd, which
+     * parsed the whole packet. */
+    if (ovs_bpf_parse_packet(skb, &s->key, s) == OVS_BPF_PARSE_FAILED) {
         return ovs_bpf_downcall_drop(OVS_BPF_STAT_PARSE_ERROR);
     }
     /* No flow: a userspace() action of a downcall carries no flow key. */

@@ -156,6 +156,17 @@ ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_flow *flow,
     }
 }
 
+/* Sends the packet up as a miss: ovs-vswitchd extracts its key, decides
+ * and sends it back down with the actions to run. */
+static __always_inline int
+ovs_bpf_miss(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
+{
+    ovs_bpf_count(OVS_BPF_STAT_MISSED);
+    __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
+    ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_MISS);
+    return TC_ACT_SHOT;
+}
+
 /* Looks up 's->key' and runs the actions of the flow it matches, or sends
  * the packet up as a miss. */
 static __always_inline int
@@ -167,10 +178,7 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 
     flow = ovs_bpf_flow_lookup(s, &n_searched);
     if (!flow) {
-        ovs_bpf_count(OVS_BPF_STAT_MISSED);
-        __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
-        ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_MISS);
-        return TC_ACT_SHOT;
+        return ovs_bpf_miss(skb, s);
     }
     ovs_bpf_count(OVS_BPF_STAT_HIT);
     ovs_bpf_count_n(OVS_BPF_STAT_MASK_HIT, n_searched);
@@ -223,11 +231,19 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     key->skb_priority = skb->priority;
     key->skb_mark = skb->mark;
     s->clone_active = 0;
-    if (!ovs_bpf_parse_packet(skb, key, s)) {
+    switch (ovs_bpf_parse_packet(skb, key, s)) {
+    case OVS_BPF_PARSE_OK:
+        return ovs_bpf_lookup_and_run(skb, s);
+    case OVS_BPF_PARSE_INCOMPLETE:
+        /* A partial key may equal the key of another packet, whose flow
+         * must not apply to this one: ovs-vswitchd decides with the full
+         * key (bpf/parse.h). */
+        ovs_bpf_count(OVS_BPF_STAT_PARSE_INCOMPLETE);
+        return ovs_bpf_miss(skb, s);
+    default:
         ovs_bpf_count(OVS_BPF_STAT_PARSE_ERROR);
         return TC_ACT_SHOT;
     }
-    return ovs_bpf_lookup_and_run(skb, s);
 }
 
 #endif /* BPF_LOOKUP_H */

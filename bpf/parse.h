@@ -56,9 +56,13 @@
 #define OVS_BPF_ND_OPT_TARGET_LINKADDR 2
 
 /* Bounds that keep the verifier's path count finite.  A packet that needs
- * more than these is parsed up to the bound, so its key may differ from
- * the one ovs-vswitchd computes (the flow installed for it then never
- * matches and its packets keep going up: slow, never wrong).
+ * more than these cannot be parsed completely, so its key would differ from
+ * the one ovs-vswitchd computes, and a megaflow installed for another
+ * packet could match that partial key (an OpenFlow rule on the fields not
+ * parsed would be bypassed).  So such a packet is never looked up: the
+ * parse ends with OVS_BPF_PARSE_INCOMPLETE, the packet goes up as a miss
+ * (counted as OVS_BPF_STAT_PARSE_INCOMPLETE) and ovs-vswitchd decides with
+ * the full key.
  *
  *  - OVS_BPF_PARSE_MAX_OFF: deepest header offset read, in bytes.
  *  - OVS_BPF_MAX_IPV6_EXT: IPv6 extension headers (OVS has no limit).
@@ -82,18 +86,30 @@ extern const volatile __u32 ovs_bpf_vlan_limit;
 enum ovs_bpf_parse_result {
     OVS_BPF_PARSE_OK,
     OVS_BPF_PARSE_NEED_PULL,    /* Headers beyond the linear data. */
+    OVS_BPF_PARSE_INCOMPLETE,   /* Stopped at a bound: the key is partial. */
+    OVS_BPF_PARSE_FAILED,       /* Could not make the headers linear. */
 };
 
 struct ovs_bpf_parser {
     void *data;
     void *data_end;
     bool need_pull;
+    bool incomplete;            /* A bound stopped the parse. */
 };
 
+static __always_inline enum ovs_bpf_parse_result
+ovs_bpf_parser_result(const struct ovs_bpf_parser *p)
+{
+    return (p->need_pull ? OVS_BPF_PARSE_NEED_PULL
+            : p->incomplete ? OVS_BPF_PARSE_INCOMPLETE
+            : OVS_BPF_PARSE_OK);
+}
+
 /* Returns a pointer to 'len' bytes at 'off' of the packet, or NULL if they
- * are not in the linear data.  Callers check first, like OVS, that the
- * bytes are within the packet (or the L3 payload), so NULL here means
- * "not linear", and the parse is retried after a pull.
+ * are not in the linear data or lie beyond OVS_BPF_PARSE_MAX_OFF.  Callers
+ * check first, like OVS, that the bytes are within the packet (or the L3
+ * payload), so NULL here means "not linear" (the parse is retried after a
+ * pull) or "too deep" (the parse is incomplete).
  *
  * Verifier: 'off' is bounded by OVS_BPF_PARSE_MAX_OFF before it is added
  * to the packet pointer (a packet pointer plus an unbounded scalar is
@@ -105,6 +121,7 @@ ovs_bpf_pkt_ptr(struct ovs_bpf_parser *p, __u32 off, __u32 len)
     void *ptr;
 
     if (off > OVS_BPF_PARSE_MAX_OFF) {
+        p->incomplete = true;
         return NULL;
     }
     ptr = p->data + off;
@@ -197,6 +214,9 @@ ovs_bpf_parse_nd(struct ovs_bpf_parser *p, struct ovs_bpf_flow_key *key,
         off += opt_len;
         size -= opt_len;
     }
+    if (i == OVS_BPF_MAX_ND_OPTS && size >= 8) {
+        p->incomplete = true;   /* OVS would scan more options. */
+    }
     key->tcp_flags = bpf_htons(opt_type);
     return;
 
@@ -210,7 +230,8 @@ invalid:
 }
 
 /* The transport header at 'off', 'size' bytes of L3 payload.  Returns
- * OVS_BPF_PARSE_NEED_PULL if a header is beyond the linear data.
+ * OVS_BPF_PARSE_NEED_PULL if a header is beyond the linear data,
+ * OVS_BPF_PARSE_INCOMPLETE if one is beyond a bound of the parser.
  *
  * Verifier: a global (non-static, noinline) function is verified once, on
  * its own, with 'off' and 'size' unknown.  Inlined, the ND option loop
@@ -223,7 +244,6 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     struct ovs_bpf_parser p = {
         .data = (void *) (long) skb->data,
         .data_end = (void *) (long) skb->data_end,
-        .need_pull = false,
     };
     __u8 *l4;
 
@@ -290,12 +310,13 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         }
         break;
     }
-    return p.need_pull ? OVS_BPF_PARSE_NEED_PULL : OVS_BPF_PARSE_OK;
+    return ovs_bpf_parser_result(&p);
 }
 
 /* Parses the packet of 'skb' into the packet fields of 'key' (which the
  * caller has zeroed, metadata aside) and records the L3/L4 offsets in
- * 's'. */
+ * 's'.  Returns OVS_BPF_PARSE_OK, OVS_BPF_PARSE_NEED_PULL or
+ * OVS_BPF_PARSE_INCOMPLETE. */
 static __always_inline enum ovs_bpf_parse_result
 ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
               struct ovs_bpf_scratch *s)
@@ -303,7 +324,6 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     struct ovs_bpf_parser p = {
         .data = (void *) (long) skb->data,
         .data_end = (void *) (long) skb->data_end,
-        .need_pull = false,
     };
     int vlan_limit = ovs_bpf_vlan_limit == 1 ? 1 : 2;
     __u32 size = skb->len;
@@ -498,7 +518,8 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
             }
         }
         if (i == OVS_BPF_MAX_IPV6_EXT && ovs_bpf_ipv6_is_ext(nw_proto)) {
-            goto out;               /* Chain longer than we follow. */
+            p.incomplete = true;    /* Chain longer than we follow. */
+            goto out;
         }
         key->ipv6_label = tc_flow & bpf_htonl(0x000fffff);
         key->nw_tos = bpf_ntohl(tc_flow) >> 20;
@@ -536,26 +557,34 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     }
 
     s->l4_ofs = off;
-    if (!(key->nw_frag & OVS_BPF_FRAG_LATER)
-        && ovs_bpf_parse_l4(skb, key, off, size) != OVS_BPF_PARSE_OK) {
-        return OVS_BPF_PARSE_NEED_PULL;
+    if (!(key->nw_frag & OVS_BPF_FRAG_LATER)) {
+        int l4 = ovs_bpf_parse_l4(skb, key, off, size);
+
+        if (l4 == OVS_BPF_PARSE_NEED_PULL) {
+            p.need_pull = true;
+        } else if (l4 == OVS_BPF_PARSE_INCOMPLETE) {
+            p.incomplete = true;
+        }
     }
 
 out:
-    return p.need_pull ? OVS_BPF_PARSE_NEED_PULL : OVS_BPF_PARSE_OK;
+    return ovs_bpf_parser_result(&p);
 }
 
 /* Parses 'skb' into 'key', pulling non-linear headers into the linear
- * data once if needed.  Returns false if the packet cannot be parsed at
- * all (pull failed). */
-static __always_inline bool
+ * data once if needed.  Returns OVS_BPF_PARSE_OK, OVS_BPF_PARSE_INCOMPLETE
+ * (the key is partial: it must not be looked up) or OVS_BPF_PARSE_FAILED
+ * (the pull failed). */
+static __always_inline enum ovs_bpf_parse_result
 ovs_bpf_parse_packet(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
                      struct ovs_bpf_scratch *s)
 {
+    enum ovs_bpf_parse_result r;
     __u32 len;
 
-    if (ovs_bpf_parse(skb, key, s) == OVS_BPF_PARSE_OK) {
-        return true;
+    r = ovs_bpf_parse(skb, key, s);
+    if (r != OVS_BPF_PARSE_NEED_PULL) {
+        return r;
     }
 
     /* Rare: headers in paged data.  Make them linear and parse again from
@@ -563,13 +592,15 @@ ovs_bpf_parse_packet(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     len = skb->len < OVS_BPF_PARSE_PULL_LEN ? skb->len
                                             : OVS_BPF_PARSE_PULL_LEN;
     if (bpf_skb_pull_data(skb, len)) {
-        return false;
+        return OVS_BPF_PARSE_FAILED;
     }
     __builtin_memset((__u8 *) key + offsetof(struct ovs_bpf_flow_key,
                                              eth_dst), 0,
                      sizeof *key - offsetof(struct ovs_bpf_flow_key,
                                             eth_dst));
-    return ovs_bpf_parse(skb, key, s) == OVS_BPF_PARSE_OK;
+    r = ovs_bpf_parse(skb, key, s);
+    /* Everything up to OVS_BPF_PARSE_MAX_OFF is linear now. */
+    return r == OVS_BPF_PARSE_NEED_PULL ? OVS_BPF_PARSE_FAILED : r;
 }
 
 #endif /* BPF_PARSE_H */

@@ -1989,17 +1989,10 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
                       const char *argv[], void *aux OVS_UNUSED)
 {
     static const char *const names[__OVS_BPF_STAT_MAX] = {
-        [OVS_BPF_STAT_HIT] = "hit",
-        [OVS_BPF_STAT_MISSED] = "missed",
-        [OVS_BPF_STAT_LOST] = "lost",
-        [OVS_BPF_STAT_MASK_HIT] = "mask_hit",
-        [OVS_BPF_STAT_DOWNCALL] = "downcall",
-        [OVS_BPF_STAT_DOWNCALL_FORGED] = "downcall_forged",
-        [OVS_BPF_STAT_DOWNCALL_MALFORMED] = "downcall_malformed",
-        [OVS_BPF_STAT_PARSE_ERROR] = "parse_error",
-        [OVS_BPF_STAT_ACTION_ERROR] = "action_error",
-        [OVS_BPF_STAT_RECIRC_LIMIT] = "recirc_limit",
-        [OVS_BPF_STAT_SLOW_PATH] = "slow_path",
+#define OVS_BPF_DP_STAT_NAME(ENUM, NAME, DESCRIPTION) \
+        [OVS_BPF_STAT_##ENUM] = NAME,
+        OVS_BPF_DP_STATS(OVS_BPF_DP_STAT_NAME)
+#undef OVS_BPF_DP_STAT_NAME
     };
     struct ds ds = DS_EMPTY_INITIALIZER;
     struct shash_node *node;

@@ -735,53 +735,6 @@ test_parse(struct ovs_cmdl_context *ctx OVS_UNUSED)
            ARRAY_SIZE(parse_cases));
 }
 
-/* Documented limits of the parser, where it stops earlier than OVS: the
- * key is then the one of a parse that failed at that point. */
-static void
-test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
-{
-    struct ovs_bpf_flow_key bkey, okey;
-    struct ofpbuf pkt;
-    struct ds hex = DS_EMPTY_INITIALIZER;
-    int i;
-
-    ofpbuf_init(&pkt, 0);
-    set_n_masks(0);
-
-    /* Nine destination options headers: one more than
-     * OVS_BPF_MAX_IPV6_EXT.  OVS parses through them; the BPF key keeps
-     * the addresses only, as for a malformed chain. */
-    ds_put_cstr(&hex, ETH "86dd 60000000 0050 3c 40 " IP6A);
-    for (i = 0; i < 9; i++) {
-        ds_put_cstr(&hex, (i < 8 ? "3c00 0000 00000000 "
-                           : "1100 0000 00000000 "));
-    }
-    ds_put_cstr(&hex, UDP);
-    parse_hex("ipv6-9-ext", ds_cstr(&hex), &pkt, &bkey);
-    ovs_key(&pkt, IN_PORT, &okey);
-    CHECK(okey.nw_proto == 17 && okey.tp_dst == htons(0x1234),
-          "OVS parses the 9-header chain");
-    okey.ipv6_label = 0;
-    okey.nw_proto = okey.nw_tos = okey.nw_ttl = okey.nw_frag = 0;
-    okey.tp_src = okey.tp_dst = 0;
-    check_key("ipv6-9-ext", &bkey, &okey);
-
-    /* Eight are within the limit: same key as OVS. */
-    ds_clear(&hex);
-    ds_put_cstr(&hex, ETH "86dd 60000000 0048 3c 40 " IP6A);
-    for (i = 0; i < 8; i++) {
-        ds_put_cstr(&hex, (i < 7 ? "3c00 0000 00000000 "
-                           : "1100 0000 00000000 "));
-    }
-    ds_put_cstr(&hex, UDP);
-    parse_hex("ipv6-8-ext", ds_cstr(&hex), &pkt, &bkey);
-    ovs_key(&pkt, IN_PORT, &okey);
-    check_key("ipv6-8-ext", &bkey, &okey);
-
-    ds_destroy(&hex);
-    ofpbuf_uninit(&pkt);
-}
-
 /* ------------------------------------------------------------------ */
 /* Flows and actions.                                                 */
 /* ------------------------------------------------------------------ */
@@ -900,6 +853,89 @@ userspace_act(const char *userdata)
     a.u.userspace.userdata_len = strlen(userdata);
     memcpy(a.u.userspace.userdata, userdata, strlen(userdata));
     return a;
+}
+
+/* Checks that 'pkt', which goes past a bound of the parser, misses even
+ * with a flow installed for the partial key the parser got ('bkey'), and
+ * that the miss is counted as parse_incomplete. */
+static void
+check_incomplete_misses(const char *name, const struct ofpbuf *pkt,
+                        const struct ovs_bpf_flow_key *bkey)
+{
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    uint64_t incomplete, missed, hit;
+    struct run r;
+
+    del_flows();
+    add_flow(0, bkey, NULL, &out, 1, 0);
+    set_n_masks(1);
+    incomplete = stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE);
+    missed = stat_get(OVS_BPF_STAT_MISSED);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    poll_upcalls();             /* Drop the upcalls of earlier runs. */
+    run_name = name;
+    run_ingress(pkt, &r);
+    poll_upcalls();
+    CHECK(r.retval == TC_ACT_SHOT && n_upcalls == 1
+          && stat_get(OVS_BPF_STAT_HIT) == hit
+          && stat_get(OVS_BPF_STAT_MISSED) == missed + 1
+          && stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE) == incomplete + 1,
+          "%s: matched the flow of its partial key (retval %u, %d upcalls)",
+          name, r.retval, n_upcalls);
+    del_flows();
+}
+
+/* Documented limits of the parser, where it stops earlier than OVS: the
+ * key is then the one of a parse that failed at that point, and the
+ * packet must never be looked up with it. */
+static void
+test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_flow_key bkey, okey;
+    struct ofpbuf pkt;
+    struct ds hex = DS_EMPTY_INITIALIZER;
+    uint64_t incomplete;
+    int i;
+
+    ofpbuf_init(&pkt, 0);
+    set_n_masks(0);
+
+    /* Nine destination options headers: one more than
+     * OVS_BPF_MAX_IPV6_EXT.  OVS parses through them; the BPF key keeps
+     * the addresses only, as for a malformed chain. */
+    ds_put_cstr(&hex, ETH "86dd 60000000 0050 3c 40 " IP6A);
+    for (i = 0; i < 9; i++) {
+        ds_put_cstr(&hex, (i < 8 ? "3c00 0000 00000000 "
+                           : "1100 0000 00000000 "));
+    }
+    ds_put_cstr(&hex, UDP);
+    parse_hex("ipv6-9-ext", ds_cstr(&hex), &pkt, &bkey);
+    ovs_key(&pkt, IN_PORT, &okey);
+    CHECK(okey.nw_proto == 17 && okey.tp_dst == htons(0x1234),
+          "OVS parses the 9-header chain");
+    okey.ipv6_label = 0;
+    okey.nw_proto = okey.nw_tos = okey.nw_ttl = okey.nw_frag = 0;
+    okey.tp_src = okey.tp_dst = 0;
+    check_key("ipv6-9-ext", &bkey, &okey);
+    check_incomplete_misses("ipv6-9-ext", &pkt, &bkey);
+
+    /* Eight are within the limit: same key as OVS. */
+    ds_clear(&hex);
+    ds_put_cstr(&hex, ETH "86dd 60000000 0048 3c 40 " IP6A);
+    for (i = 0; i < 8; i++) {
+        ds_put_cstr(&hex, (i < 7 ? "3c00 0000 00000000 "
+                           : "1100 0000 00000000 "));
+    }
+    ds_put_cstr(&hex, UDP);
+    incomplete = stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE);
+    parse_hex("ipv6-8-ext", ds_cstr(&hex), &pkt, &bkey);
+    ovs_key(&pkt, IN_PORT, &okey);
+    check_key("ipv6-8-ext", &bkey, &okey);
+    CHECK(stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE) == incomplete,
+          "ipv6-8-ext: counted as incomplete");
+
+    ds_destroy(&hex);
+    ofpbuf_uninit(&pkt);
 }
 
 static void
