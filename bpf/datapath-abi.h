@@ -43,6 +43,8 @@
 #define OVS_BPF_MAX_RECIRC 8        /* Recirculations per packet. */
 #define OVS_BPF_USERDATA_LEN 48     /* == sizeof(struct user_action_cookie). */
 #define OVS_BPF_SECRET_LEN 16       /* Downcall authentication secret. */
+#define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
+#define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
 
 /* Names of the maps and programs in the object, as userspace finds them
  * with bpf_object__find_map_by_name() / bpf_object__find_program_by_name(),

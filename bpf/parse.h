@@ -55,21 +55,30 @@
 #define OVS_BPF_ND_OPT_SOURCE_LINKADDR 1
 #define OVS_BPF_ND_OPT_TARGET_LINKADDR 2
 
-/* Bounds that keep the verifier's path count finite.  A packet that needs
- * more than these cannot be parsed completely, so its key would differ from
- * the one ovs-vswitchd computes, and a megaflow installed for another
- * packet could match that partial key (an OpenFlow rule on the fields not
- * parsed would be bypassed).  So such a packet is never looked up: the
- * parse ends with OVS_BPF_PARSE_INCOMPLETE, the packet goes up as a miss
- * (counted as OVS_BPF_STAT_PARSE_INCOMPLETE) and ovs-vswitchd decides with
- * the full key.
+/* How deep the parser goes.  The headers of a packet's first bytes (up to
+ * the IP header) are read by direct packet access, which the verifier
+ * allows only at bounded offsets; what can be deeper is read with
+ * bpf_skb_load_bytes(), at any offset:
  *
- *  - OVS_BPF_PARSE_MAX_OFF: deepest header offset read, in bytes.
- *  - OVS_BPF_MAX_IPV6_EXT: IPv6 extension headers (OVS has no limit).
- *  - OVS_BPF_MAX_ND_OPTS: ND options scanned (OVS has no limit). */
+ *  - OVS_BPF_PARSE_MAX_OFF: deepest offset read by direct access, in bytes.
+ *    A transport header or ND option beyond it is copied instead.
+ *  - OVS_BPF_MAX_IPV6_EXT: IPv6 extension headers followed, and
+ *  - OVS_BPF_MAX_ND_OPTS: ND options scanned, each chain walked in a
+ *    bpf_loop() callback, which the verifier checks once whatever the
+ *    count.  OVS has no such limits; these are there so that a crafted
+ *    packet cannot make the parser run for long, and no real packet comes
+ *    near them.
+ *
+ * A packet past one of them cannot be parsed completely, so its key would
+ * differ from the one ovs-vswitchd computes, and a megaflow installed for
+ * another packet could match that partial key (an OpenFlow rule on the
+ * fields not parsed would be bypassed).  So such a packet is never looked
+ * up: the parse ends with OVS_BPF_PARSE_INCOMPLETE, the packet goes up as a
+ * miss (counted as OVS_BPF_STAT_PARSE_INCOMPLETE) and ovs-vswitchd decides
+ * with the full key. */
 #define OVS_BPF_PARSE_MAX_OFF 2048
-#define OVS_BPF_MAX_IPV6_EXT 8
-#define OVS_BPF_MAX_ND_OPTS 16
+/* OVS_BPF_MAX_IPV6_EXT and OVS_BPF_MAX_ND_OPTS are in datapath-abi.h: the
+ * tests check them. */
 
 /* The number of VLAN headers the parser decodes (1 or 2; 0 means 2): OVS's
  * flow_vlan_limit (other_config:vlan-limit, 1 by default), which
@@ -132,6 +141,21 @@ ovs_bpf_pkt_ptr(struct ovs_bpf_parser *p, __u32 off, __u32 len)
     return ptr;
 }
 
+/* Returns a pointer to 'len' bytes at 'off' of the packet, as
+ * ovs_bpf_pkt_ptr(), or, if 'off' is beyond what direct access reaches,
+ * copies them into 'buf' (of at least 'len' bytes, 'len' a constant) and
+ * returns 'buf'.  Callers check first that the bytes are within the
+ * packet. */
+static __always_inline void *
+ovs_bpf_pkt_read(struct __sk_buff *skb, struct ovs_bpf_parser *p, __u32 off,
+                 __u32 len, void *buf)
+{
+    if (off > OVS_BPF_PARSE_MAX_OFF) {
+        return bpf_skb_load_bytes(skb, off, buf, len) ? NULL : buf;
+    }
+    return ovs_bpf_pkt_ptr(p, off, len);
+}
+
 static __always_inline bool
 ovs_bpf_eth_type_vlan(__be16 type)
 {
@@ -155,78 +179,111 @@ ovs_bpf_mac_is_zero(const __u8 *mac)
     return !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
 }
 
+/* The state of a walk along a chain of headers or options in a bpf_loop()
+ * callback. */
+enum ovs_bpf_walk_state {
+    OVS_BPF_WALK_MORE,          /* Not finished: the bound stopped it. */
+    OVS_BPF_WALK_DONE,          /* Finished. */
+    OVS_BPF_WALK_BAD,           /* Malformed: OVS's parse fails here. */
+};
+
+/* ND options, for ovs_bpf_nd_opt_step(). */
+struct ovs_bpf_nd_walk {
+    struct __sk_buff *skb;
+    __u32 off;                  /* Of the next option. */
+    __u32 size;                 /* Bytes left from 'off'. */
+    __u8 sll[6];
+    __u8 tll[6];
+    __u8 opt_type;
+    __u8 state;                 /* enum ovs_bpf_walk_state. */
+};
+
+/* One ND option: the body of OVS's option loop in parse_icmpv6().  A
+ * bpf_loop() callback: returns 1 to stop the walk. */
+static long
+ovs_bpf_nd_opt_step(__u32 i, void *w_)
+{
+    struct ovs_bpf_nd_walk *w = w_;
+    __u32 opt_len;
+    __u8 opt[8];
+
+    if (w->size < 8) {
+        w->state = OVS_BPF_WALK_DONE;
+        return 1;
+    }
+    if (i >= OVS_BPF_MAX_ND_OPTS) {
+        return 1;               /* OVS would scan more options. */
+    }
+    if (bpf_skb_load_bytes(w->skb, w->off, opt, sizeof opt)) {
+        w->state = OVS_BPF_WALK_DONE;   /* Cannot happen: 'size' says the
+                                         * bytes are there. */
+        return 1;
+    }
+    opt_len = opt[1] * 8;
+    if (!opt_len || opt_len > w->size) {
+        w->state = OVS_BPF_WALK_DONE;
+        return 1;
+    }
+    if (opt[0] == OVS_BPF_ND_OPT_SOURCE_LINKADDR && opt_len == 8) {
+        if (!ovs_bpf_mac_is_zero(w->sll)) {
+            w->state = OVS_BPF_WALK_BAD;    /* The same option twice. */
+            return 1;
+        }
+        __builtin_memcpy(w->sll, opt + 2, 6);
+        if (!w->opt_type) {
+            w->opt_type = opt[0];
+        }
+    } else if (opt[0] == OVS_BPF_ND_OPT_TARGET_LINKADDR && opt_len == 8) {
+        if (!ovs_bpf_mac_is_zero(w->tll)) {
+            w->state = OVS_BPF_WALK_BAD;
+            return 1;
+        }
+        __builtin_memcpy(w->tll, opt + 2, 6);
+        if (!w->opt_type) {
+            w->opt_type = opt[0];
+        }
+    }
+    w->off += opt_len;
+    w->size -= opt_len;
+    return 0;
+}
+
 /* ICMPv6 neighbour discovery after the 8-byte ICMPv6 header at 'off':
  * OVS's parse_icmpv6().  Fills 'nd_target', 'arp_sha', 'arp_tha' and
  * 'tcp_flags' (OVS keeps the type of the first link-layer address option
  * there, as the ND "options type"). */
 static __always_inline void
-ovs_bpf_parse_nd(struct ovs_bpf_parser *p, struct ovs_bpf_flow_key *key,
-                 __u32 off, __u32 size)
+ovs_bpf_parse_nd(struct __sk_buff *skb, struct ovs_bpf_parser *p,
+                 struct ovs_bpf_flow_key *key, __u32 off, __u32 size)
 {
-    __u8 opt_type = 0;
+    struct ovs_bpf_nd_walk w = {
+        .skb = skb,
+        .off = off + 16,
+        .size = size - 16,
+        .state = OVS_BPF_WALK_MORE,
+    };
+    __u8 buf[16];
     __u8 *target;
-    int i;
 
     if (size < 16) {
         return;                 /* Truncated target: no target, no opts. */
     }
-    target = ovs_bpf_pkt_ptr(p, off, 16);
+    target = ovs_bpf_pkt_read(skb, p, off, 16, buf);
     if (!target) {
         return;
     }
+    bpf_loop(OVS_BPF_MAX_ND_OPTS + 1, ovs_bpf_nd_opt_step, &w, 0);
+    if (w.state == OVS_BPF_WALK_MORE) {
+        p->incomplete = true;
+    }
+    key->tcp_flags = bpf_htons(w.opt_type);
+    if (w.state == OVS_BPF_WALK_BAD) {
+        /* As OVS: no target and no addresses, but the options type. */
+        return;
+    }
     __builtin_memcpy(key->nd_target, target, 16);
-    off += 16;
-    size -= 16;
-
-    for (i = 0; i < OVS_BPF_MAX_ND_OPTS; i++) {
-        __u8 *opt;
-        __u32 opt_len;
-
-        if (size < 8) {
-            break;
-        }
-        opt = ovs_bpf_pkt_ptr(p, off, 8);
-        if (!opt) {
-            break;
-        }
-        opt_len = opt[1] * 8;
-        if (!opt_len || opt_len > size) {
-            break;
-        }
-        if (opt[0] == OVS_BPF_ND_OPT_SOURCE_LINKADDR && opt_len == 8) {
-            if (!ovs_bpf_mac_is_zero(key->arp_sha)) {
-                goto invalid;   /* The same option twice. */
-            }
-            __builtin_memcpy(key->arp_sha, opt + 2, 6);
-            if (!opt_type) {
-                opt_type = opt[0];
-            }
-        } else if (opt[0] == OVS_BPF_ND_OPT_TARGET_LINKADDR
-                   && opt_len == 8) {
-            if (!ovs_bpf_mac_is_zero(key->arp_tha)) {
-                goto invalid;
-            }
-            __builtin_memcpy(key->arp_tha, opt + 2, 6);
-            if (!opt_type) {
-                opt_type = opt[0];
-            }
-        }
-        off += opt_len;
-        size -= opt_len;
-    }
-    if (i == OVS_BPF_MAX_ND_OPTS && size >= 8) {
-        p->incomplete = true;   /* OVS would scan more options. */
-    }
-    key->tcp_flags = bpf_htons(opt_type);
-    return;
-
-invalid:
-    /* As OVS: forget the target and the addresses, keep the options
-     * type. */
-    __builtin_memset(key->nd_target, 0, 16);
-    __builtin_memset(key->arp_sha, 0, 6);
-    __builtin_memset(key->arp_tha, 0, 6);
-    key->tcp_flags = bpf_htons(opt_type);
+    __builtin_memcpy(key->arp_sha, w.sll, 6);
+    __builtin_memcpy(key->arp_tha, w.tll, 6);
 }
 
 /* The transport header at 'off', 'size' bytes of L3 payload.  Returns
@@ -245,6 +302,7 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         .data = (void *) (long) skb->data,
         .data_end = (void *) (long) skb->data_end,
     };
+    __u8 buf[20];
     __u8 *l4;
 
     if (!key) {
@@ -255,7 +313,7 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         if (size >= 20) {
             __u32 hdr_len;
 
-            l4 = ovs_bpf_pkt_ptr(&p, off, 20);
+            l4 = ovs_bpf_pkt_read(skb, &p, off, 20, buf);
             if (!l4) {
                 break;
             }
@@ -273,7 +331,7 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         /* Both start with the two ports; SCTP needs its 12-byte common
          * header, UDP its 8 bytes. */
         if (size >= (key->nw_proto == IPPROTO_UDP ? 8 : 12)) {
-            l4 = ovs_bpf_pkt_ptr(&p, off, 4);
+            l4 = ovs_bpf_pkt_read(skb, &p, off, 4, buf);
             if (!l4) {
                 break;
             }
@@ -287,7 +345,7 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
          * keeps the IGMP group, which this key has no field for: the
          * translator rejects masks on it.) */
         if (size >= 8) {
-            l4 = ovs_bpf_pkt_ptr(&p, off, 2);
+            l4 = ovs_bpf_pkt_read(skb, &p, off, 2, buf);
             if (!l4) {
                 break;
             }
@@ -297,7 +355,7 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         break;
     case OVS_BPF_IPPROTO_ICMPV6:
         if (size >= 8) {
-            l4 = ovs_bpf_pkt_ptr(&p, off, 2);
+            l4 = ovs_bpf_pkt_read(skb, &p, off, 2, buf);
             if (!l4) {
                 break;
             }
@@ -305,12 +363,79 @@ ovs_bpf_parse_l4(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
             key->tp_dst = bpf_htons(l4[1]);
             if (l4[1] == 0 && (l4[0] == OVS_BPF_ND_NEIGHBOR_SOLICIT
                                || l4[0] == OVS_BPF_ND_NEIGHBOR_ADVERT)) {
-                ovs_bpf_parse_nd(&p, key, off + 8, size - 8);
+                ovs_bpf_parse_nd(skb, &p, key, off + 8, size - 8);
             }
         }
         break;
     }
     return ovs_bpf_parser_result(&p);
+}
+
+/* IPv6 extension headers, for ovs_bpf_ipv6_ext_step(). */
+struct ovs_bpf_ipv6_ext_walk {
+    struct __sk_buff *skb;
+    __u32 off;                  /* Of the next header. */
+    __u32 size;                 /* Bytes of L3 payload left from 'off'. */
+    __u8 nw_proto;              /* Type of the next header. */
+    __u8 nw_frag;
+    __u8 rh;                    /* A routing header with segments left. */
+    __u8 state;                 /* enum ovs_bpf_walk_state. */
+};
+
+/* One IPv6 extension header: the body of OVS's loop in
+ * parse_ipv6_ext_hdrs__().  A bpf_loop() callback: returns 1 to stop the
+ * walk.  The headers are copied with bpf_skb_load_bytes(): they may be
+ * anywhere in the packet, beyond what direct access reaches. */
+static long
+ovs_bpf_ipv6_ext_step(__u32 i, void *w_)
+{
+    struct ovs_bpf_ipv6_ext_walk *w = w_;
+    __u32 ext_len;
+    __u8 ext[4];
+
+    if (!ovs_bpf_ipv6_is_ext(w->nw_proto)) {
+        w->state = OVS_BPF_WALK_DONE;
+        return 1;
+    }
+    if (i >= OVS_BPF_MAX_IPV6_EXT) {
+        return 1;               /* Chain longer than we follow. */
+    }
+    if (w->size < 8 || bpf_skb_load_bytes(w->skb, w->off, ext, sizeof ext)) {
+        w->state = OVS_BPF_WALK_BAD;
+        return 1;
+    }
+    if (w->nw_proto == OVS_BPF_IPPROTO_FRAGMENT) {
+        __be16 offlg = *(__be16 *) (ext + 2);
+
+        w->nw_proto = ext[0];
+        w->off += 8;
+        w->size -= 8;
+        if (offlg) {
+            w->nw_frag = OVS_BPF_FRAG_ANY;
+            if (offlg & bpf_htons(0xfff8)) {
+                /* Later fragment: OVS reports the fragment header as the
+                 * protocol and stops. */
+                w->nw_frag |= OVS_BPF_FRAG_LATER;
+                w->nw_proto = OVS_BPF_IPPROTO_FRAGMENT;
+                w->state = OVS_BPF_WALK_DONE;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    ext_len = (w->nw_proto == IPPROTO_AH
+               ? (ext[1] + 2) * 4 : (ext[1] + 1) * 8);
+    if (w->nw_proto == OVS_BPF_IPPROTO_ROUTING && ext[3]) {
+        w->rh = 1;
+    }
+    w->nw_proto = ext[0];
+    if (ext_len > w->size) {
+        w->state = OVS_BPF_WALK_BAD;
+        return 1;
+    }
+    w->off += ext_len;
+    w->size -= ext_len;
+    return 0;
 }
 
 /* Parses the packet of 'skb' into the packet fields of 'key' (which the
@@ -472,54 +597,28 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
 
         /* OVS's parse_ipv6_ext_hdrs__().  If it fails, OVS keeps the
          * addresses but none of label/tos/ttl/proto/frag: those are
-         * written only after the loop succeeds. */
-        for (i = 0; i < OVS_BPF_MAX_IPV6_EXT; i++) {
-            __u8 *ext;
+         * written only after the walk succeeds. */
+        if (ovs_bpf_ipv6_is_ext(nw_proto)) {
+            struct ovs_bpf_ipv6_ext_walk w = {
+                .skb = skb,
+                .off = off,
+                .size = size,
+                .nw_proto = nw_proto,
+                .state = OVS_BPF_WALK_MORE,
+            };
 
-            if (!ovs_bpf_ipv6_is_ext(nw_proto)) {
-                break;
-            }
-            if (size < 8) {
+            bpf_loop(OVS_BPF_MAX_IPV6_EXT + 1, ovs_bpf_ipv6_ext_step, &w, 0);
+            s->ipv6_rh = w.rh;
+            if (w.state == OVS_BPF_WALK_BAD) {
+                goto out;
+            } else if (w.state == OVS_BPF_WALK_MORE) {
+                p.incomplete = true;    /* Chain longer than we follow. */
                 goto out;
             }
-            ext = ovs_bpf_pkt_ptr(&p, off, 8);
-            if (!ext) {
-                goto out;
-            }
-            if (nw_proto == OVS_BPF_IPPROTO_FRAGMENT) {
-                __be16 offlg = *(__be16 *) (ext + 2);
-
-                nw_proto = ext[0];
-                off += 8;
-                size -= 8;
-                if (offlg) {
-                    nw_frag = OVS_BPF_FRAG_ANY;
-                    if (offlg & bpf_htons(0xfff8)) {
-                        /* Later fragment: OVS reports the fragment header
-                         * as the protocol and stops. */
-                        nw_frag |= OVS_BPF_FRAG_LATER;
-                        nw_proto = OVS_BPF_IPPROTO_FRAGMENT;
-                        break;
-                    }
-                }
-            } else {
-                __u32 ext_len = nw_proto == IPPROTO_AH
-                                ? (ext[1] + 2) * 4 : (ext[1] + 1) * 8;
-
-                if (nw_proto == OVS_BPF_IPPROTO_ROUTING && ext[3]) {
-                    s->ipv6_rh = 1;
-                }
-                nw_proto = ext[0];
-                if (ext_len > size) {
-                    goto out;
-                }
-                off += ext_len;
-                size -= ext_len;
-            }
-        }
-        if (i == OVS_BPF_MAX_IPV6_EXT && ovs_bpf_ipv6_is_ext(nw_proto)) {
-            p.incomplete = true;    /* Chain longer than we follow. */
-            goto out;
+            off = w.off;
+            size = w.size;
+            nw_proto = w.nw_proto;
+            nw_frag = w.nw_frag;
         }
         key->ipv6_label = tc_flow & bpf_htonl(0x000fffff);
         key->nw_tos = bpf_ntohl(tc_flow) >> 20;

@@ -20,10 +20,11 @@ byte for byte in a capture.
     bpf-packets.py count PCAP KIND           frames of PCAP equal to KIND
 
 Every frame goes from f0:00:00:01:01:01 (fc00::1) to f0:00:00:01:01:02
-(fc00::2).  The kinds come in pairs: an "ordinary" frame that the BPF parser
-parses completely, and a "deep" frame that goes past one of its bounds
-(bpf/parse.h) and whose partial key, parsed up to the bound, equals the key
-of the ordinary frame.
+(fc00::2).  For each bound of the BPF parser (bpf/parse.h) there is an "ordinary"
+frame, a "long" frame that goes past the parser's old, lower bound but not
+its current one, and a "deep" frame that goes past the current one.  The
+partial key of the long or deep frame, parsed up to the bound, equals the
+key of the ordinary frame.
 """
 
 import socket
@@ -38,6 +39,13 @@ IP6_DST = socket.inet_pton(socket.AF_INET6, "fc00::2")
 IPPROTO_UDP = 17
 IPPROTO_ICMPV6 = 58
 IPPROTO_DSTOPTS = 60
+
+# The parser's bounds (OVS_BPF_MAX_IPV6_EXT and OVS_BPF_MAX_ND_OPTS of
+# bpf/datapath-abi.h), and those of ABI version 3 and earlier.
+MAX_IPV6_EXT = 64
+MAX_ND_OPTS = 64
+OLD_MAX_IPV6_EXT = 8
+OLD_MAX_ND_OPTS = 16
 
 
 def ipv6(next_header, payload, hop_limit=64):
@@ -70,27 +78,36 @@ ND_NONCE = struct.pack("!BB", 14, 1) + bytes(6)
 # A source link-layer address option, with an address a rule bans.
 ND_SLL_BANNED = struct.pack("!BB", 1, 1) + bytes.fromhex("0000000000bb")
 
+def ext_chain(n_ext):
+    """'n_ext' extension headers, then a UDP datagram to port 53."""
+    return ipv6(IPPROTO_DSTOPTS,
+                b"".join(dstopts(IPPROTO_DSTOPTS, 8) for _ in range(n_ext - 1))
+                + dstopts(IPPROTO_UDP, 8) + udp(0, 53))
+
+
+def nd_banned_sll_after(n_nonces):
+    return ipv6(IPPROTO_ICMPV6,
+                neighbor_solicitation(ND_NONCE * n_nonces + ND_SLL_BANNED),
+                255)
+
+
 KINDS = {
-    # Over OVS_BPF_MAX_IPV6_EXT (8) extension headers.  The ordinary frame's
-    # only extension header is cut short: OVS keeps the addresses and none of
-    # the rest, which is the partial key of the deep one.
+    # Extension headers.  The ordinary frame's only extension header is cut
+    # short: OVS keeps the addresses and none of the rest, which is the
+    # partial key of a chain the parser does not follow to its end.
     "ext-ordinary": lambda: ipv6(IPPROTO_DSTOPTS, bytes(4)),
-    "ext-deep": lambda: ipv6(
-        IPPROTO_DSTOPTS,
-        b"".join(dstopts(IPPROTO_DSTOPTS, 8) for _ in range(8))
-        + dstopts(IPPROTO_UDP, 8) + udp(0, 53)),
-    # A UDP header past OVS_BPF_PARSE_MAX_OFF (2048 bytes): the partial key
-    # has UDP with ports 0.
+    "ext-long": lambda: ext_chain(OLD_MAX_IPV6_EXT + 1),
+    "ext-deep": lambda: ext_chain(MAX_IPV6_EXT + 1),
+    # A UDP header past 2048 bytes, which the parser of ABI version 3 did
+    # not read: its partial key has UDP with ports 0.
     "far-ordinary": lambda: ipv6(IPPROTO_UDP, udp(0, 0)),
-    "far-deep": lambda: ipv6(IPPROTO_DSTOPTS,
+    "far-long": lambda: ipv6(IPPROTO_DSTOPTS,
                              dstopts(IPPROTO_UDP, 2048) + udp(0, 53)),
-    # Over OVS_BPF_MAX_ND_OPTS (16) ND options: the banned source
-    # link-layer address is the 17th.
+    # ND options: the banned source link-layer address comes after them.
     "nd-ordinary": lambda: ipv6(IPPROTO_ICMPV6,
                                 neighbor_solicitation(ND_NONCE * 16), 255),
-    "nd-deep": lambda: ipv6(IPPROTO_ICMPV6,
-                            neighbor_solicitation(ND_NONCE * 16
-                                                  + ND_SLL_BANNED), 255),
+    "nd-long": lambda: nd_banned_sll_after(OLD_MAX_ND_OPTS),
+    "nd-deep": lambda: nd_banned_sll_after(MAX_ND_OPTS),
 }
 
 

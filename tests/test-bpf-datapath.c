@@ -363,7 +363,7 @@ stat_get(enum ovs_bpf_dp_stat stat)
 /* A run of a program on one packet. */
 struct run {
     uint32_t retval;
-    uint8_t out[2048];
+    uint8_t out[4096];
     uint32_t out_len;
     struct __sk_buff ctx_out;
 };
@@ -885,9 +885,43 @@ check_incomplete_misses(const char *name, const struct ofpbuf *pkt,
     del_flows();
 }
 
-/* Documented limits of the parser, where it stops earlier than OVS: the
- * key is then the one of a parse that failed at that point, and the
- * packet must never be looked up with it. */
+/* Appends to 'hex' an IPv6 packet from ETH on whose payload is 'n_ext'
+ * destination options headers of 8 bytes each, then 'l4' (hex) of protocol
+ * 'proto' and 'l4_len' bytes. */
+static void
+ipv6_ext_chain(struct ds *hex, int n_ext, uint8_t proto, const char *l4,
+               int l4_len)
+{
+    int i;
+
+    ds_put_format(hex, ETH "86dd 60000000 %04x %02x 40 " IP6A,
+                  n_ext * 8 + l4_len, n_ext ? 60 : proto);
+    for (i = 0; i < n_ext; i++) {
+        ds_put_format(hex, "%02x00 0000 00000000 ",
+                      i < n_ext - 1 ? 60 : proto);
+    }
+    ds_put_cstr(hex, l4);
+}
+
+/* Appends to 'hex' a neighbor solicitation with 'n_nonces' nonce options
+ * (8 bytes each, which OVS steps over) and then a source link-layer address
+ * option. */
+static void
+nd_options(struct ds *hex, int n_nonces)
+{
+    int i;
+
+    ds_put_format(hex, ETH "86dd 60000000 %04x 3a ff " IP6A
+                  "8700 0000 00000000 " ND_TARGET, 24 + 8 * (n_nonces + 1));
+    for (i = 0; i < n_nonces; i++) {
+        ds_put_cstr(hex, "0e01 000000000000 ");
+    }
+    ds_put_cstr(hex, SLL);
+}
+
+/* The parser's bounds (bpf/parse.h).  Within them, however deep the
+ * headers, the key is OVS's.  Past them, the key is the one of a parse
+ * that stopped there, and the packet must never be looked up with it. */
 static void
 test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -900,39 +934,63 @@ test_parse_limits(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_init(&pkt, 0);
     set_n_masks(0);
 
-    /* Nine destination options headers: one more than
-     * OVS_BPF_MAX_IPV6_EXT.  OVS parses through them; the BPF key keeps
-     * the addresses only, as for a malformed chain. */
-    ds_put_cstr(&hex, ETH "86dd 60000000 0050 3c 40 " IP6A);
-    for (i = 0; i < 9; i++) {
-        ds_put_cstr(&hex, (i < 8 ? "3c00 0000 00000000 "
-                           : "1100 0000 00000000 "));
-    }
-    ds_put_cstr(&hex, UDP);
-    parse_hex("ipv6-9-ext", ds_cstr(&hex), &pkt, &bkey);
+    /* As many extension headers as the parser follows, and as many ND
+     * options as it scans: OVS's key, not counted as incomplete. */
+    incomplete = stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE);
+    ipv6_ext_chain(&hex, OVS_BPF_MAX_IPV6_EXT, 17, UDP, 8);
+    parse_hex("ipv6-max-ext", ds_cstr(&hex), &pkt, &bkey);
     ovs_key(&pkt, IN_PORT, &okey);
     CHECK(okey.nw_proto == 17 && okey.tp_dst == htons(0x1234),
-          "OVS parses the 9-header chain");
+          "OVS parses the longest chain");
+    check_key("ipv6-max-ext", &bkey, &okey);
+
+    ds_clear(&hex);
+    nd_options(&hex, OVS_BPF_MAX_ND_OPTS - 1);
+    parse_hex("nd-max-opts", ds_cstr(&hex), &pkt, &bkey);
+    ovs_key(&pkt, IN_PORT, &okey);
+    CHECK(okey.arp_sha[5] == 1, "OVS finds the last ND option");
+    check_key("nd-max-opts", &bkey, &okey);
+
+    /* A transport header beyond what direct packet access reads: behind a
+     * 2,048-byte extension header. */
+    ds_clear(&hex);
+    ds_put_cstr(&hex, ETH "86dd 60000000 0808 3c 40 " IP6A "11ff");
+    for (i = 0; i < 2046; i++) {
+        ds_put_cstr(&hex, "00");
+    }
+    ds_put_cstr(&hex, " " UDP);
+    parse_hex("ipv6-far-udp", ds_cstr(&hex), &pkt, &bkey);
+    ovs_key(&pkt, IN_PORT, &okey);
+    CHECK(okey.tp_dst == htons(0x1234), "OVS parses the far UDP header");
+    check_key("ipv6-far-udp", &bkey, &okey);
+    CHECK(stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE) == incomplete,
+          "a packet within the bounds was counted as incomplete");
+
+    /* One extension header more: the BPF key keeps the addresses only, as
+     * for a malformed chain, and the packet must not match a flow of that
+     * key. */
+    ds_clear(&hex);
+    ipv6_ext_chain(&hex, OVS_BPF_MAX_IPV6_EXT + 1, 17, UDP, 8);
+    parse_hex("ipv6-too-many-ext", ds_cstr(&hex), &pkt, &bkey);
+    ovs_key(&pkt, IN_PORT, &okey);
+    CHECK(okey.nw_proto == 17 && okey.tp_dst == htons(0x1234),
+          "OVS parses the chain one header longer");
     okey.ipv6_label = 0;
     okey.nw_proto = okey.nw_tos = okey.nw_ttl = okey.nw_frag = 0;
     okey.tp_src = okey.tp_dst = 0;
-    check_key("ipv6-9-ext", &bkey, &okey);
-    check_incomplete_misses("ipv6-9-ext", &pkt, &bkey);
+    check_key("ipv6-too-many-ext", &bkey, &okey);
+    check_incomplete_misses("ipv6-too-many-ext", &pkt, &bkey);
 
-    /* Eight are within the limit: same key as OVS. */
+    /* One ND option more: the source link-layer address is not seen. */
     ds_clear(&hex);
-    ds_put_cstr(&hex, ETH "86dd 60000000 0048 3c 40 " IP6A);
-    for (i = 0; i < 8; i++) {
-        ds_put_cstr(&hex, (i < 7 ? "3c00 0000 00000000 "
-                           : "1100 0000 00000000 "));
-    }
-    ds_put_cstr(&hex, UDP);
-    incomplete = stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE);
-    parse_hex("ipv6-8-ext", ds_cstr(&hex), &pkt, &bkey);
+    nd_options(&hex, OVS_BPF_MAX_ND_OPTS);
+    parse_hex("nd-too-many-opts", ds_cstr(&hex), &pkt, &bkey);
     ovs_key(&pkt, IN_PORT, &okey);
-    check_key("ipv6-8-ext", &bkey, &okey);
-    CHECK(stat_get(OVS_BPF_STAT_PARSE_INCOMPLETE) == incomplete,
-          "ipv6-8-ext: counted as incomplete");
+    CHECK(okey.arp_sha[5] == 1, "OVS finds the option past the bound");
+    memset(okey.arp_sha, 0, sizeof okey.arp_sha);
+    okey.tcp_flags = 0;
+    check_key("nd-too-many-opts", &bkey, &okey);
+    check_incomplete_misses("nd-too-many-opts", &pkt, &bkey);
 
     ds_destroy(&hex);
     ofpbuf_uninit(&pkt);
