@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 3
+#define OVS_BPF_ABI_VERSION 4
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -388,7 +388,7 @@ enum ovs_bpf_dp_stat {
     OVS_BPF_STAT_LOST,              /* Upcalls that could not be sent. */
     OVS_BPF_STAT_MASK_HIT,          /* Masks searched by hits (sum). */
     OVS_BPF_STAT_DOWNCALL,          /* Downcalls accepted. */
-    OVS_BPF_STAT_DOWNCALL_FORGED,   /* Downcalls dropped: bad secret/magic. */
+    OVS_BPF_STAT_DOWNCALL_FORGED,   /* Dropped: bad ethertype/magic/secret. */
     OVS_BPF_STAT_DOWNCALL_MALFORMED, /* Downcalls dropped: bad metadata. */
     OVS_BPF_STAT_PARSE_ERROR,       /* Malformed packets (dropped). */
     OVS_BPF_STAT_ACTION_ERROR,      /* An action failed (packet dropped). */
@@ -436,7 +436,8 @@ struct ovs_bpf_upcall {
 
 /* A downcall frame, as written to the TAP device, is
  *
- *     the packet, unchanged, from its Ethernet header on
+ *     the packet, from its Ethernet header on, with its ethertype (bytes 12
+ *         and 13) replaced by OVS_BPF_DOWNCALL_ETH_TYPE
  *     'n_actions' struct ovs_bpf_action
  *     struct ovs_bpf_downcall (the last sizeof(struct ovs_bpf_downcall)
  *                              bytes of the frame)
@@ -445,19 +446,31 @@ struct ovs_bpf_upcall {
  * struct ovs_bpf_downcall at the end of the frame, checks 'magic' and
  * 'secret' (equal to dp_config.secret, which only root can read) and
  * 'abi_version', copies the actions to its per-CPU scratch area, cuts the
- * trailer off with bpf_skb_change_tail() and runs the actions like those of
- * a flow.  A frame whose magic or secret does not match is dropped and
- * counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad version,
- * 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
+ * trailer off with bpf_skb_change_tail(), writes 'eth_type' back, and runs
+ * the actions like those of a flow on exactly the bytes ovs-vswitchd
+ * wrote.  A frame whose ethertype, magic or secret does not match is
+ * dropped and counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad
+ * version, 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
  *
  * Why a trailer and not a header after the Ethernet addresses: the only
  * helper that removes bytes in the middle of a TC packet,
  * bpf_skb_adjust_room(), refuses (-ENOTSUPP) any skb whose skb->protocol is
  * not IPv4 or IPv6, and skb->protocol of a frame received on the TAP is its
- * outer ethertype; bpf_skb_change_tail() has no such restriction, and with
- * a trailer the packet keeps its own ethertype (so skb->protocol is right
- * for the ports the packet is output to). */
+ * outer ethertype; bpf_skb_change_tail() has no such restriction.
+ *
+ * Why the stand-in ethertype: the TAP's receive path (tun_get_user()) runs
+ * the flow dissector over the whole frame to set the skb's transport header
+ * offset, and bpf_skb_change_tail() refuses to cut below that offset.  For
+ * a truncated packet (an IPv4 IHL or an IPv6 extension header longer than
+ * the packet, a VLAN tag and a cut header...) the dissector would read the
+ * actions and the trailer as the rest of the headers and put the offset
+ * past the packet's end, so the downcall could not be cut back to the
+ * packet.  The dissector knows no OVS_BPF_DOWNCALL_ETH_TYPE and stops at
+ * it.  The downcall program then restores what the receive path would have
+ * made of the real ethertype (skb->protocol, the outer VLAN tag in skb
+ * metadata), see bpf/downcall.h. */
 #define OVS_BPF_DOWNCALL_MAGIC 0x4f565342   /* "OVSB" */
+#define OVS_BPF_DOWNCALL_ETH_TYPE 0x88b6    /* IEEE local experimental 2. */
 
 struct ovs_bpf_downcall {
     __u32 magic;                /* OVS_BPF_DOWNCALL_MAGIC. */
@@ -469,7 +482,8 @@ struct ovs_bpf_downcall {
     __u32 dp_hash;
     __u32 skb_priority;
     __u32 skb_mark;
-    __u32 pad0;                 /* Zero. */
+    __be16 eth_type;            /* The packet's own ethertype. */
+    __u16 pad0;                 /* Zero. */
     __u32 pad1;                 /* Zero. */
 };
 
