@@ -410,8 +410,9 @@ enum ovs_bpf_upcall_type {
 /* The header of every perf record; 'cap_len' bytes of the packet follow
  * it.  The packet is as the ingress program saw it, except that a VLAN tag
  * the kernel had already moved into skb metadata is not in the bytes: it is
- * in 'vlan_tci'/'vlan_proto' (with VLAN_CFI set when present) and
- * ovs-vswitchd pushes it back before extracting the flow. */
+ * in 'vlan_proto' (nonzero if and only if there is such a tag) and
+ * 'vlan_tci' (the tag's TCI unchanged, DEI bit included), and ovs-vswitchd
+ * pushes it back, as it was, before extracting the flow. */
 struct ovs_bpf_upcall {
     __u32 type;                 /* enum ovs_bpf_upcall_type. */
     __u32 in_port;

@@ -57,6 +57,7 @@
 #include "dp-packet.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-upcall.h"
 #include "flow.h"
 #include "odp-util.h"
 #include "openvswitch/ofpbuf.h"
@@ -1896,6 +1897,35 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
               i, r.retval, r.out_len);
     }
     dc.n_actions = 2;
+
+    /* A VLAN tag with DEI set: the downcall program moves it into skb
+     * metadata, as the kernel does with a frame received on a port (the
+     * userspace action reports it there, with its TCI unchanged), and
+     * ovs-vswitchd puts it back with the same bytes. */
+    pkt_hex(&pkt, ETH "8100 1064 0800 " IP4_UDP);
+    downcall_frame(&frame, &pkt, acts, 2, &dc);
+    run_prog(downcall_fd, frame.data, frame.size, 0, &r);
+    poll_upcalls();
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size - 4
+          && n_upcalls == 1,
+          "tagged downcall: retval %u length %u, %d upcalls", r.retval,
+          r.out_len, n_upcalls);
+    if (n_upcalls == 1) {
+        const struct ovs_bpf_upcall *u = &upcall_recs[0].hdr;
+        struct dp_packet p;
+        struct flow flow;
+
+        CHECK(u->vlan_proto == htons(ETH_TYPE_VLAN)
+              && u->vlan_tci == htons(0x1064),
+              "tagged downcall: upcall tag %#x %#x", ntohs(u->vlan_proto),
+              ntohs(u->vlan_tci));
+        dpif_bpf_upcall_packet(u, upcall_recs[0].pkt, &p, &flow);
+        CHECK(dp_packet_size(&p) == pkt.size
+              && !memcmp(dp_packet_data(&p), pkt.data, pkt.size)
+              && flow.vlans[0].tci == htons(0x1064),
+              "tagged downcall: the upcall's packet differs");
+        dp_packet_uninit(&p);
+    }
 
     ofpbuf_uninit(&pkt);
     ofpbuf_uninit(&frame);
