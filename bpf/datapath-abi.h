@@ -393,7 +393,7 @@ struct ovs_bpf_port {
     OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
     OVS_BPF_DP_STAT(DOWNCALL, "downcall", "Downcalls accepted.")           \
     OVS_BPF_DP_STAT(DOWNCALL_FORGED, "downcall_forged",                    \
-                    "Downcalls dropped: bad secret or magic.")             \
+                    "Downcalls dropped: bad ethertype, magic or secret.")             \
     OVS_BPF_DP_STAT(DOWNCALL_MALFORMED, "downcall_malformed",              \
                     "Downcalls dropped: bad metadata.")                    \
     OVS_BPF_DP_STAT(PARSE_ERROR, "parse_error",                            \
@@ -429,8 +429,9 @@ enum ovs_bpf_upcall_type {
 /* The header of every perf record; 'cap_len' bytes of the packet follow
  * it.  The packet is as the ingress program saw it, except that a VLAN tag
  * the kernel had already moved into skb metadata is not in the bytes: it is
- * in 'vlan_tci'/'vlan_proto' (with VLAN_CFI set when present) and
- * ovs-vswitchd pushes it back before extracting the flow. */
+ * in 'vlan_proto' (nonzero if and only if there is such a tag) and
+ * 'vlan_tci' (the tag's TCI unchanged, DEI bit included), and ovs-vswitchd
+ * pushes it back, as it was, before extracting the flow. */
 struct ovs_bpf_upcall {
     __u32 type;                 /* enum ovs_bpf_upcall_type. */
     __u32 in_port;
@@ -455,7 +456,8 @@ struct ovs_bpf_upcall {
 
 /* A downcall frame, as written to the TAP device, is
  *
- *     the packet, unchanged, from its Ethernet header on
+ *     the packet, from its Ethernet header on, with its ethertype (bytes 12
+ *         and 13) replaced by OVS_BPF_DOWNCALL_ETH_TYPE
  *     'n_actions' struct ovs_bpf_action
  *     struct ovs_bpf_downcall (the last sizeof(struct ovs_bpf_downcall)
  *                              bytes of the frame)
@@ -464,19 +466,31 @@ struct ovs_bpf_upcall {
  * struct ovs_bpf_downcall at the end of the frame, checks 'magic' and
  * 'secret' (equal to dp_config.secret, which only root can read) and
  * 'abi_version', copies the actions to its per-CPU scratch area, cuts the
- * trailer off with bpf_skb_change_tail() and runs the actions like those of
- * a flow.  A frame whose magic or secret does not match is dropped and
- * counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad version,
- * 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
+ * trailer off with bpf_skb_change_tail(), writes 'eth_type' back, and runs
+ * the actions like those of a flow on exactly the bytes ovs-vswitchd
+ * wrote.  A frame whose ethertype, magic or secret does not match is
+ * dropped and counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad
+ * version, 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
  *
  * Why a trailer and not a header after the Ethernet addresses: the only
  * helper that removes bytes in the middle of a TC packet,
  * bpf_skb_adjust_room(), refuses (-ENOTSUPP) any skb whose skb->protocol is
  * not IPv4 or IPv6, and skb->protocol of a frame received on the TAP is its
- * outer ethertype; bpf_skb_change_tail() has no such restriction, and with
- * a trailer the packet keeps its own ethertype (so skb->protocol is right
- * for the ports the packet is output to). */
+ * outer ethertype; bpf_skb_change_tail() has no such restriction.
+ *
+ * Why the stand-in ethertype: the TAP's receive path (tun_get_user()) runs
+ * the flow dissector over the whole frame to set the skb's transport header
+ * offset, and bpf_skb_change_tail() refuses to cut below that offset.  For
+ * a truncated packet (an IPv4 IHL or an IPv6 extension header longer than
+ * the packet, a VLAN tag and a cut header...) the dissector would read the
+ * actions and the trailer as the rest of the headers and put the offset
+ * past the packet's end, so the downcall could not be cut back to the
+ * packet.  The dissector knows no OVS_BPF_DOWNCALL_ETH_TYPE and stops at
+ * it.  The downcall program then restores what the receive path would have
+ * made of the real ethertype (skb->protocol, the outer VLAN tag in skb
+ * metadata), see bpf/downcall.h. */
 #define OVS_BPF_DOWNCALL_MAGIC 0x4f565342   /* "OVSB" */
+#define OVS_BPF_DOWNCALL_ETH_TYPE 0x88b6    /* IEEE local experimental 2. */
 
 struct ovs_bpf_downcall {
     __u32 magic;                /* OVS_BPF_DOWNCALL_MAGIC. */
@@ -488,7 +502,8 @@ struct ovs_bpf_downcall {
     __u32 dp_hash;
     __u32 skb_priority;
     __u32 skb_mark;
-    __u32 pad0;                 /* Zero. */
+    __be16 eth_type;            /* The packet's own ethertype. */
+    __u16 pad0;                 /* Zero. */
     __u32 pad1;                 /* Zero. */
 };
 

@@ -15,9 +15,10 @@
  */
 
 /* Downcalls: ovs-vswitchd executes actions on a packet by writing it to the
- * datapath's TAP device with a trailer (see datapath-abi.h); the downcall
- * program, at the TAP's TC ingress, authenticates the trailer, removes it
- * and runs the actions it carries. */
+ * datapath's TAP device with a trailer and a stand-in ethertype (see
+ * datapath-abi.h); the downcall program, at the TAP's TC ingress,
+ * authenticates the trailer, removes it, puts the packet's ethertype back
+ * and runs the actions the trailer carries. */
 
 #ifndef BPF_DOWNCALL_H
 #define BPF_DOWNCALL_H 1
@@ -25,6 +26,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
@@ -57,6 +59,39 @@ ovs_bpf_downcall_drop(__u32 stat)
     return TC_ACT_SHOT;
 }
 
+/* Gives the skb of a downcall, whose bytes are now the packet's, the state
+ * that eth_type_trans() and skb_vlan_untag() give a frame received on a
+ * port: skb->protocol the packet's ethertype (the TAP set the stand-in)
+ * and, for a VLAN-tagged packet, the outer tag in skb metadata, so that
+ * the actions (bpf_skb_vlan_pop() looks at skb->protocol) and the ports
+ * see what they see on the fast path.  No helper writes skb->protocol; one
+ * that sets it from the packet bytes is bpf_skb_vlan_pop() popping a tag
+ * from the bytes (it takes the ethertype after the tag), so:
+ *
+ *     push, push   a placeholder tag in the bytes, one in the metadata,
+ *                  skb->protocol 802.1Q;
+ *     pop          drops the metadata tag, moves the one in the bytes into
+ *                  the metadata: skb->protocol is the packet's ethertype;
+ *     pop          drops it; if the packet is VLAN-tagged, moves its outer
+ *                  tag into the metadata, as skb_vlan_untag() does.
+ *
+ * The bytes end as they began.  The last pop fails only on a tagged packet
+ * too short for its tag, which the kernel would not untag: it leaves the
+ * bytes as they are, and the packet is sent as is.  Returns false if the
+ * skb could not be grown. */
+static __always_inline bool
+ovs_bpf_downcall_untag(struct __sk_buff *skb)
+{
+    const __be16 tpid = bpf_htons(ETH_P_8021Q);
+
+    if (bpf_skb_vlan_push(skb, tpid, 0) || bpf_skb_vlan_push(skb, tpid, 0)
+        || bpf_skb_vlan_pop(skb)) {
+        return false;
+    }
+    bpf_skb_vlan_pop(skb);
+    return true;
+}
+
 static __always_inline int
 ovs_bpf_downcall__(struct __sk_buff *skb)
 {
@@ -68,6 +103,10 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
 
     if (!s || !cfg) {
         return TC_ACT_SHOT;
+    }
+    if (skb->protocol != bpf_htons(OVS_BPF_DOWNCALL_ETH_TYPE)) {
+        /* Not written by ovs-vswitchd. */
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_FORGED);
     }
     if (len < ETH_HLEN + sizeof dc) {
         return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
@@ -101,8 +140,17 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
             return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
         }
     }
+    /* The TAP's receive path stopped at the stand-in ethertype, so no
+     * transport header offset lies past 'pkt_len' and bpf_skb_change_tail()
+     * (which refuses to cut below it) can cut the trailer off. */
     if (bpf_skb_change_tail(skb, pkt_len, 0)) {
         return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    }
+    /* These fail only if the skb cannot be made writable or grown. */
+    if (bpf_skb_store_bytes(skb, 2 * ETH_ALEN, &dc.eth_type,
+                            sizeof dc.eth_type, BPF_F_RECOMPUTE_CSUM)
+        || !ovs_bpf_downcall_untag(skb)) {
+        return ovs_bpf_downcall_drop(OVS_BPF_STAT_ACTION_ERROR);
     }
     ovs_bpf_count(OVS_BPF_STAT_DOWNCALL);
 

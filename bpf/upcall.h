@@ -57,7 +57,10 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
     u->skb_priority = skb->priority;
     u->skb_mark = skb->mark;
     if (skb->vlan_present) {
-        u->vlan_tci = bpf_htons((__u16) skb->vlan_tci | OVS_BPF_VLAN_CFI);
+        /* The TCI as it was on the wire: its DEI bit is the bit that
+         * struct flow uses for "present" (VLAN_CFI), so presence is told
+         * by 'vlan_proto' instead. */
+        u->vlan_tci = bpf_htons((__u16) skb->vlan_tci);
         u->vlan_proto = (__be16) skb->vlan_proto;
     } else {
         u->vlan_tci = 0;

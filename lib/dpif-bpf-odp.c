@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "flow.h"
 #include "netlink.h"
@@ -1296,4 +1297,34 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             break;
         }
     }
+}
+
+/* Downcall frames. */
+
+size_t
+dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
+                      const void *packet, size_t len,
+                      const struct ovs_bpf_action *actions,
+                      uint32_t n_actions, struct ovs_bpf_downcall *dc)
+{
+    /* The stand-in for the packet's ethertype, which goes in 'dc'. */
+    static const ovs_be16 stand_in
+        = CONSTANT_HTONS(OVS_BPF_DOWNCALL_ETH_TYPE);
+    const struct eth_header *eth = packet;
+    const uint8_t *after_type = (const uint8_t *) (eth + 1);
+
+    ovs_assert(len >= ETH_HEADER_LEN);
+    dc->eth_type = eth->eth_type;
+
+    iov[0].iov_base = CONST_CAST(struct eth_header *, eth);
+    iov[0].iov_len = offsetof(struct eth_header, eth_type);
+    iov[1].iov_base = CONST_CAST(ovs_be16 *, &stand_in);
+    iov[1].iov_len = sizeof stand_in;
+    iov[2].iov_base = CONST_CAST(uint8_t *, after_type);
+    iov[2].iov_len = len - ETH_HEADER_LEN;
+    iov[3].iov_base = CONST_CAST(struct ovs_bpf_action *, actions);
+    iov[3].iov_len = n_actions * sizeof *actions;
+    iov[4].iov_base = dc;
+    iov[4].iov_len = sizeof *dc;
+    return DPIF_BPF_DOWNCALL_IOVS;
 }

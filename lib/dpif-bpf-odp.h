@@ -50,6 +50,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "bpf/datapath-abi.h"
 
@@ -179,6 +180,20 @@ int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
  * E2BIG, by ovs-vswitchd with odp_execute_actions()), EINVAL otherwise.
  * Equivalent to dpif_bpf_odp_to_actions() with E2BIG mapped to 0. */
 int dpif_bpf_odp_check_actions(const struct nlattr *actions, size_t len);
+
+/* Downcall frames. */
+
+/* The pieces of the downcall frame (see bpf/datapath-abi.h) of the 'len'
+ * bytes of 'packet' (at least an Ethernet header) with the 'n_actions'
+ * 'actions' and the trailer 'dc': fills 'iov' for writev(), without copying
+ * the packet, and sets 'dc->eth_type' from the packet.  Returns the number
+ * of elements of 'iov' used.  'dc' must stay valid until the write. */
+#define DPIF_BPF_DOWNCALL_IOVS 5
+size_t dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
+                             const void *packet, size_t len,
+                             const struct ovs_bpf_action *actions,
+                             uint32_t n_actions,
+                             struct ovs_bpf_downcall *dc);
 
 /* Debugging and tests. */
 

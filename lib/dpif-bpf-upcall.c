@@ -381,11 +381,15 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     dp_packet_put(packet, data, up->cap_len);
 
     /* The kernel moves the outer VLAN tag of a received frame into skb
-     * metadata before TC sees it; OVS wants it back in the packet. */
-    if ((up->vlan_tci & htons(VLAN_CFI)) && up->cap_len >= ETH_HEADER_LEN) {
-        eth_push_vlan(packet, up->vlan_proto ? up->vlan_proto
-                                             : htons(ETH_TYPE_VLAN),
-                      up->vlan_tci);
+     * metadata before TC sees it; OVS wants it back in the packet, with
+     * the bytes it had.  (eth_push_vlan() clears the DEI bit, VLAN_CFI,
+     * which means "present" in struct flow: it is put back.) */
+    if (up->vlan_proto && up->cap_len >= ETH_HEADER_LEN) {
+        struct vlan_eth_header *veh;
+
+        eth_push_vlan(packet, up->vlan_proto, up->vlan_tci);
+        veh = dp_packet_data(packet);
+        veh->veth_tci = up->vlan_tci;
     }
 
     pkt_metadata_init(md, u32_to_odp(up->in_port));

@@ -1583,17 +1583,17 @@ dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
 /* ------------------------------------------------------------------ */
 
 /* Sends 'packet' down to the datapath with the actions 'actions', as a
- * frame on the TAP device: the packet, the actions and a struct
- * ovs_bpf_downcall trailer (see bpf/datapath-abi.h).  The downcall program
- * runs synchronously in the write(). */
+ * frame on the TAP device: the packet (under a stand-in ethertype), the
+ * actions and a struct ovs_bpf_downcall trailer (see bpf/datapath-abi.h).
+ * The downcall program runs synchronously in the write(). */
 static int
 dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
                 const struct ovs_bpf_action *actions, uint32_t n_actions)
 {
     const struct pkt_metadata *md = &packet->md;
+    struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
     struct ovs_bpf_downcall dc;
-    struct iovec iov[3];
-    size_t len;
+    size_t len, n_iov;
     ssize_t n;
 
     len = dp_packet_get_send_len(packet);
@@ -1612,15 +1612,11 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
-    iov[0].iov_base = CONST_CAST(void *, dp_packet_data(packet));
-    iov[0].iov_len = len;
-    iov[1].iov_base = CONST_CAST(struct ovs_bpf_action *, actions);
-    iov[1].iov_len = n_actions * sizeof *actions;
-    iov[2].iov_base = &dc;
-    iov[2].iov_len = sizeof dc;
+    n_iov = dpif_bpf_downcall_iov(iov, dp_packet_data(packet), len,
+                                  actions, n_actions, &dc);
 
     COVERAGE_INC(dpif_bpf_downcall);
-    n = writev(dp->tap_fd, iov, ARRAY_SIZE(iov));
+    n = writev(dp->tap_fd, iov, n_iov);
     if (n < 0) {
         int error = errno;
 

@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
@@ -56,6 +57,7 @@
 #include "dp-packet.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-upcall.h"
 #include "flow.h"
 #include "odp-util.h"
 #include "openvswitch/ofpbuf.h"
@@ -1849,16 +1851,23 @@ test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
-/* Builds a downcall frame: 'pkt', the actions, the trailer. */
+/* Builds the downcall frame that ovs-vswitchd writes for 'pkt' with the
+ * 'n' actions 'acts' and the trailer 'dc'. */
 static void
 downcall_frame(struct ofpbuf *frame, const struct ofpbuf *pkt,
                const struct ovs_bpf_action *acts, uint32_t n,
                const struct ovs_bpf_downcall *dc)
 {
+    struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
+    struct ovs_bpf_downcall trailer = *dc;
+    size_t i, n_iov;
+
+    n_iov = dpif_bpf_downcall_iov(iov, pkt->data, pkt->size, acts, n,
+                                  &trailer);
     ofpbuf_clear(frame);
-    ofpbuf_put(frame, pkt->data, pkt->size);
-    ofpbuf_put(frame, acts, n * sizeof *acts);
-    ofpbuf_put(frame, dc, sizeof *dc);
+    for (i = 0; i < n_iov; i++) {
+        ofpbuf_put(frame, iov[i].iov_base, iov[i].iov_len);
+    }
 }
 
 static void
@@ -1917,8 +1926,11 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     memset((uint8_t *) frame.data + pkt.size, 0x5a, frame.size - pkt.size);
     run_prog(downcall_fd, frame.data, frame.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "no trailer: retval %u", r.retval);
+    /* A plain packet, without the downcall ethertype. */
+    run_prog(downcall_fd, pkt.data, pkt.size, 0, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "plain packet: retval %u", r.retval);
     poll_upcalls();
-    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) == forged + 3
+    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) == forged + 4
           && n_upcalls == 0,
           "forged downcalls: %"PRIu64" counted, %d upcalls",
           stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) - forged, n_upcalls);
@@ -1926,7 +1938,8 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* Malformed: shorter than a trailer, bad version, too many actions,
      * actions beyond the frame. */
     malformed = stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED);
-    run_prog(downcall_fd, pkt.data, pkt.size, 0, &r);
+    downcall_frame(&frame, &pkt, acts, 2, &dc);
+    run_prog(downcall_fd, frame.data, pkt.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "short frame: retval %u", r.retval);
     bad = dc;
     bad.abi_version = OVS_BPF_ABI_VERSION + 1;
@@ -1956,6 +1969,57 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     CHECK(r.retval == TC_ACT_SHOT
           && stat_get(OVS_BPF_STAT_DOWNCALL) == ok + 2,
           "downcall without actions: retval %u", r.retval);
+
+    /* Truncated packets go out as they are: the frame's stand-in ethertype
+     * lets even those that BPF_PROG_TEST_RUN refuses to run as packets
+     * through here. */
+    static const char *const cut[] = {
+        ETH "0800",
+        ETH "0800 4f00 0030 1234 0000 4011 0000 " IP4A,   /* IHL 60. */
+        ETH "86dd 6000 0000 0010 1140",                   /* Cut IPv6. */
+        ETH "8100 0064",                                  /* Cut tag. */
+        ETH "8100 1064 0800 4500 0040 1234",              /* Tag, cut IP. */
+    };
+    dc.n_actions = 1;
+    for (size_t i = 0; i < ARRAY_SIZE(cut); i++) {
+        pkt_hex(&pkt, cut[i]);
+        downcall_frame(&frame, &pkt, &acts[1], 1, &dc);
+        run_prog(downcall_fd, frame.data, frame.size, 0, &r);
+        CHECK(r.retval == TC_ACT_REDIRECT
+              && r.out_len + (i == 4 ? 4 : 0) == pkt.size,
+              "truncated downcall %"PRIuSIZE": retval %u length %u",
+              i, r.retval, r.out_len);
+    }
+    dc.n_actions = 2;
+
+    /* A VLAN tag with DEI set: the downcall program moves it into skb
+     * metadata, as the kernel does with a frame received on a port (the
+     * userspace action reports it there, with its TCI unchanged), and
+     * ovs-vswitchd puts it back with the same bytes. */
+    pkt_hex(&pkt, ETH "8100 1064 0800 " IP4_UDP);
+    downcall_frame(&frame, &pkt, acts, 2, &dc);
+    run_prog(downcall_fd, frame.data, frame.size, 0, &r);
+    poll_upcalls();
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size - 4
+          && n_upcalls == 1,
+          "tagged downcall: retval %u length %u, %d upcalls", r.retval,
+          r.out_len, n_upcalls);
+    if (n_upcalls == 1) {
+        const struct ovs_bpf_upcall *u = &upcall_recs[0].hdr;
+        struct dp_packet p;
+        struct flow flow;
+
+        CHECK(u->vlan_proto == htons(ETH_TYPE_VLAN)
+              && u->vlan_tci == htons(0x1064),
+              "tagged downcall: upcall tag %#x %#x", ntohs(u->vlan_proto),
+              ntohs(u->vlan_tci));
+        dpif_bpf_upcall_packet(u, upcall_recs[0].pkt, &p, &flow);
+        CHECK(dp_packet_size(&p) == pkt.size
+              && !memcmp(dp_packet_data(&p), pkt.data, pkt.size)
+              && flow.vlans[0].tci == htons(0x1064),
+              "tagged downcall: the upcall's packet differs");
+        dp_packet_uninit(&p);
+    }
 
     ofpbuf_uninit(&pkt);
     ofpbuf_uninit(&frame);

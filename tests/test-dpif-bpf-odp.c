@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "command-line.h"
@@ -375,12 +376,13 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     uint32_t out_port = atoi(ctx->argv[5]);
     bool good = !strcmp(ctx->argv[7], "good");
     struct ovs_bpf_dp_config config;
+    struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
     struct ovs_bpf_downcall dc;
     struct ovs_bpf_action action;
     struct eth_header eth;
     struct eth_addr dst;
     uint8_t frame[256];
-    size_t ofs = 0;
+    size_t ofs = 0, n_iov;
     uint32_t zero = 0;
     int map_fd, pidfd, tap_fd, fd;
     char *path;
@@ -429,8 +431,6 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     memset(&action, 0, sizeof action);
     action.type = OVS_BPF_ACTION_OUTPUT;
     action.u.output.port = out_port;
-    memcpy(&frame[ofs], &action, sizeof action);
-    ofs += sizeof action;
 
     /* The trailer. */
     memset(&dc, 0, sizeof dc);
@@ -442,10 +442,9 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     }
     dc.in_port = in_port;
     dc.n_actions = 1;
-    memcpy(&frame[ofs], &dc, sizeof dc);
-    ofs += sizeof dc;
 
-    if (write(tap_fd, frame, ofs) != ofs) {
+    n_iov = dpif_bpf_downcall_iov(iov, frame, ofs, &action, 1, &dc);
+    if (writev(tap_fd, iov, n_iov) < 0) {
         ovs_fatal(errno, "write to %s", tap_name);
     }
     close(tap_fd);
