@@ -103,7 +103,9 @@ KINDS = {
     "far-ordinary": lambda: ipv6(IPPROTO_UDP, udp(0, 0)),
     "far-long": lambda: ipv6(IPPROTO_DSTOPTS,
                              dstopts(IPPROTO_UDP, 2048) + udp(0, 53)),
-    # ND options: the banned source link-layer address comes after them.
+    # ND options: the banned source link-layer address comes after them
+    # (or first, with no other option).
+    "nd-first": lambda: nd_banned_sll_after(0),
     "nd-ordinary": lambda: ipv6(IPPROTO_ICMPV6,
                                 neighbor_solicitation(ND_NONCE * 16), 255),
     "nd-long": lambda: nd_banned_sll_after(OLD_MAX_ND_OPTS),
