@@ -325,6 +325,9 @@ static void
 complete_partial_csum(const struct ovs_bpf_upcall *up,
                       struct dp_packet *packet, size_t vlan_shift)
 {
+    /* The coverage counters reach the totals only when this handler
+     * thread next wakes up; the debug log says it at once. */
+    static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(60, 60);
     size_t start = up->csum_start + vlan_shift;
     size_t field_ofs = start + up->csum_offset;
     uint8_t *data;
@@ -338,6 +341,10 @@ complete_partial_csum(const struct ovs_bpf_upcall *up,
         /* Cut short by the perf record's size, or offsets that the kernel
          * would not give: nothing we can complete. */
         COVERAGE_INC(dpif_bpf_upcall_csum_partial_skipped);
+        VLOG_DBG_RL(&rl, "cannot complete the partial checksum of a "
+                    "%"PRIu32"-byte packet (%"PRIu32" bytes went up): "
+                    "from offset %"PRIuSIZE", field at %"PRIuSIZE,
+                    up->pkt_len, up->cap_len, start, field_ofs);
         return;
     }
     /* The field's pseudo-header sum is part of the sum, and a result of 0
@@ -350,6 +357,9 @@ complete_partial_csum(const struct ovs_bpf_upcall *up,
     }
     memcpy(data + field_ofs, &sum, sizeof sum);
     COVERAGE_INC(dpif_bpf_upcall_csum_completed);
+    VLOG_DBG_RL(&rl, "completed the partial checksum of a %"PRIu32"-byte "
+                "packet: from offset %"PRIuSIZE", field at %"PRIuSIZE,
+                up->pkt_len, start, field_ofs);
 }
 
 void
