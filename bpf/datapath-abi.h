@@ -226,7 +226,8 @@ enum ovs_bpf_action_type {
 /* Program array slots after the action programs. */
 enum ovs_bpf_tailcall {
     OVS_BPF_TAILCALL_LOOKUP = __OVS_BPF_ACTION_MAX, /* Parse + lookup again
-                                                     * (recirculation). */
+                                                     * (recirculation): the
+                                                     * ingress program. */
     __OVS_BPF_TAILCALL_MAX
 };
 
