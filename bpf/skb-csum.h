@@ -73,9 +73,11 @@ ovs_bpf_skb_csum_partial(struct __sk_buff *ctx, __u16 *startp,
     if (BPF_CORE_READ_BITFIELD(skb, ip_summed) != OVS_BPF_CHECKSUM_PARTIAL) {
         return false;
     }
-    /* The verifier gives 'head' and 'data' (pointers to bytes, not to a
-     * struct) as untrusted memory pointers; their difference is a plain
-     * number. */
+    /* skb->data - skb->head is the headroom, from which csum_start
+     * counts.  (The verifier accepts this subtraction of two pointers
+     * read through the kernel pointer: checked on Linux 6.18, where the
+     * offsets it gives are right, see "bpf - checksum offload" in
+     * tests/system-bpf.at.) */
     headroom = skb->data - skb->head;
     start = skb->csum_start;
     if (start < headroom) {
