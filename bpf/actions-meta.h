@@ -54,7 +54,10 @@ ovs_bpf_act_recirc__(struct __sk_buff *skb)
     }
     skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
     s->key.recirc_id = a->u.recirc.id;
+    s->reentry = OVS_BPF_REENTRY_RECIRC;
     bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
+    /* Not taken: the next packet on this CPU is a new one. */
+    s->reentry = OVS_BPF_REENTRY_NONE;
     return ovs_bpf_action_error();
 }
 

@@ -35,6 +35,7 @@ BPF_INC = \
 	bpf/lookup.h \
 	bpf/maps.h \
 	bpf/parse.h \
+	bpf/skb-csum.h \
 	bpf/upcall.h
 EXTRA_DIST += $(BPF_SRC) $(BPF_INC)
 CLEANFILES += bpf/datapath.bpf.o

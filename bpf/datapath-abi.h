@@ -228,7 +228,8 @@ enum ovs_bpf_action_type {
 /* Program array slots after the action programs. */
 enum ovs_bpf_tailcall {
     OVS_BPF_TAILCALL_LOOKUP = __OVS_BPF_ACTION_MAX, /* Parse + lookup again
-                                                     * (recirculation). */
+                                                     * (recirculation): the
+                                                     * ingress program. */
     __OVS_BPF_TAILCALL_MAX
 };
 
@@ -426,6 +427,19 @@ enum ovs_bpf_upcall_type {
     OVS_BPF_UPCALL_SLOW_PATH,       /* Flow with OVS_BPF_FLOW_F_USERSPACE. */
 };
 
+/* ovs_bpf_upcall 'flags'. */
+enum ovs_bpf_upcall_flags {
+    /* The skb is CHECKSUM_PARTIAL: its sender left the L4 checksum to
+     * whoever transmits it.  The 16-bit field at 'csum_start' +
+     * 'csum_offset' holds the folded pseudo-header sum, and the checksum
+     * still to compute covers the bytes from 'csum_start' to the end.
+     * Both offsets count from the first byte of the upcalled packet (its
+     * Ethernet header), before ovs-vswitchd pushes back an accelerated
+     * VLAN tag.  Without this flag the packet's checksums are whatever
+     * they are and must be left alone. */
+    OVS_BPF_UPCALL_F_CSUM_PARTIAL = 1 << 0,
+};
+
 /* The header of every perf record; 'cap_len' bytes of the packet follow
  * it.  The packet is as the ingress program saw it, except that a VLAN tag
  * the kernel had already moved into skb metadata is not in the bytes: it is
@@ -443,6 +457,9 @@ struct ovs_bpf_upcall {
     __u32 skb_mark;
     __be16 vlan_tci;
     __be16 vlan_proto;
+    __u32 flags;                /* enum ovs_bpf_upcall_flags. */
+    __u16 csum_start;           /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
+    __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u32 userdata_len;         /* OVS_BPF_UPCALL_ACTION only. */
     __u8 userdata[OVS_BPF_USERDATA_LEN];
     /* Flow table key of the flow of an OVS_BPF_UPCALL_SLOW_PATH upcall, so

@@ -17,13 +17,17 @@
 /* The BPF datapath: one object, loaded by lib/dpif-bpf-loader.c.
  *
  *   ovs_bpf_ingress     TC ingress of every datapath port: parse, look up,
- *                       run the flow's actions or send a miss upcall.
- *   ovs_bpf_lookup      'tailcalls' slot OVS_BPF_TAILCALL_LOOKUP: parse and
- *                       look up again after recirc().
+ *                       run the flow's actions or send a miss upcall.  Also
+ *                       'tailcalls' slot OVS_BPF_TAILCALL_LOOKUP: parse and
+ *                       look up again after recirc(), or parse and run the
+ *                       actions of a downcall.  (One program for all, so
+ *                       that the kernel verifies the parser, the bulk of
+ *                       the object's load time, once.)
  *   ovs_bpf_act_*       'tailcalls' slot = enum ovs_bpf_action_type: one
  *                       program per action type.
- *   ovs_bpf_downcall    TC ingress of the datapath's TAP device: actions
- *                       sent down by ovs-vswitchd.
+ *   ovs_bpf_downcall    TC ingress of the datapath's TAP device: checks the
+ *                       actions sent down by ovs-vswitchd and tail calls
+ *                       ovs_bpf_ingress to run them.
  *
  * The program names are a contract with the loader, which fills the prog
  * array by name.  This file only declares the programs; each concern is in
@@ -60,34 +64,39 @@ ovs_bpf_ingress(struct __sk_buff *skb)
     __u32 ifindex = skb->ingress_ifindex;
     struct ovs_bpf_scratch *s;
     __u32 *in_port;
+    bool downcall;
 
-    in_port = bpf_map_lookup_elem(&ifindexes, &ifindex);
-    if (!in_port) {
-        /* Not (or no longer) a port of this datapath: leave the packet to
-         * the kernel stack rather than black-holing it. */
-        return TC_ACT_OK;
-    }
     s = ovs_bpf_scratch_get();
     if (!s) {
         return TC_ACT_SHOT;
     }
-    ovs_bpf_cb_init(skb);
-    return ovs_bpf_process(skb, s, *in_port, 0, 0);
-}
-
-SEC("tc")
-int
-ovs_bpf_lookup(struct __sk_buff *skb)
-{
-    struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
-
-    if (!s) {
-        return TC_ACT_SHOT;
+    if (s->reentry == OVS_BPF_REENTRY_NONE) {
+        in_port = bpf_map_lookup_elem(&ifindexes, &ifindex);
+        if (!in_port) {
+            /* Not (or no longer) a port of this datapath: leave the packet
+             * to the kernel stack rather than black-holing it. */
+            return TC_ACT_OK;
+        }
+        ovs_bpf_cb_init(skb);
+        s->key.in_port = *in_port;
+        s->key.recirc_id = 0;
+        s->key.dp_hash = 0;
     }
-    /* The recirc action has set the new recirc_id in the key; in_port and
-     * dp_hash carry over. */
+    /* Otherwise, tail called by the recirc action or by the downcall
+     * program: 'key' has the metadata of this pass.
+     *
+     * Verifier: one call to the parser for every way in, with arguments
+     * read back from the map.  The compiler barrier keeps clang from
+     * forwarding the values stored above, so all paths reach the call with
+     * the same (unknown) values and the verifier prunes all but the first:
+     * the parser, most of the verification time of this object, is
+     * verified once, here, instead of once more in a lookup program and
+     * once more in the downcall program. */
+    asm volatile("" ::: "memory");
+    downcall = s->reentry == OVS_BPF_REENTRY_DOWNCALL;
+    s->reentry = OVS_BPF_REENTRY_NONE;
     return ovs_bpf_process(skb, s, s->key.in_port, s->key.recirc_id,
-                           s->key.dp_hash);
+                           s->key.dp_hash, downcall);
 }
 
 SEC("tc")

@@ -168,15 +168,16 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     s->key.dp_hash = dc.dp_hash;
     s->key.skb_priority = dc.skb_priority;
     s->key.skb_mark = dc.skb_mark;
-    /* A partial key (OVS_BPF_PARSE_INCOMPLETE) is no harm here: nothing is
-     * looked up with it, and the actions come from ovs-vswitchd, which
-     * parsed the whole packet. */
-    if (ovs_bpf_parse_packet(skb, &s->key, s) == OVS_BPF_PARSE_FAILED) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_PARSE_ERROR);
-    }
-    /* No flow: a userspace() action of a downcall carries no flow key. */
-    __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
-    return ovs_bpf_run_actions(skb, s, 0);
+    /* The ingress program parses the packet and runs the actions: the
+     * parser, the bulk of the verifier's work, is verified there only.
+     * This takes one of the 33 tail calls the kernel allows a packet:
+     * 32 action slots still fit, a clone() that ends after the 32nd slot
+     * (whose restore is one more tail call) does not, and is counted as
+     * an action error. */
+    s->reentry = OVS_BPF_REENTRY_DOWNCALL;
+    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
+    s->reentry = OVS_BPF_REENTRY_NONE;
+    return ovs_bpf_downcall_drop(OVS_BPF_STAT_ACTION_ERROR);
 }
 
 #endif /* BPF_DOWNCALL_H */

@@ -217,10 +217,11 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 }
 
 /* Builds the key of this pass (metadata from the arguments, packet fields
- * from the parser), then looks it up and runs the actions. */
+ * from the parser), then looks it up and runs the actions, or with
+ * 'downcall' runs the actions already in 's'. */
 static __always_inline int
 ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                __u32 in_port, __u32 recirc_id, __u32 dp_hash)
+                __u32 in_port, __u32 recirc_id, __u32 dp_hash, bool downcall)
 {
     struct ovs_bpf_flow_key *key = &s->key;
 
@@ -233,8 +234,14 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     s->clone_active = 0;
     switch (ovs_bpf_parse_packet(skb, key, s)) {
     case OVS_BPF_PARSE_OK:
-        return ovs_bpf_lookup_and_run(skb, s);
+        break;
     case OVS_BPF_PARSE_INCOMPLETE:
+        if (downcall) {
+            /* No harm here: nothing is looked up with the partial key,
+             * and the actions come from ovs-vswitchd, which parsed the
+             * whole packet. */
+            break;
+        }
         /* A partial key may equal the key of another packet, whose flow
          * must not apply to this one: ovs-vswitchd decides with the full
          * key (bpf/parse.h). */
@@ -244,6 +251,13 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         ovs_bpf_count(OVS_BPF_STAT_PARSE_ERROR);
         return TC_ACT_SHOT;
     }
+    if (downcall) {
+        /* No flow: a userspace() action of a downcall carries no flow
+         * key. */
+        __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
+        return ovs_bpf_run_actions(skb, s, 0);
+    }
+    return ovs_bpf_lookup_and_run(skb, s);
 }
 
 #endif /* BPF_LOOKUP_H */

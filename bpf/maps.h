@@ -154,6 +154,22 @@ struct ovs_bpf_scratch {
     __u8 clone_snap[OVS_BPF_SNAPSHOT_LEN];
 
     struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
+
+    /* How the ingress program, which is also 'tailcalls' slot
+     * OVS_BPF_TAILCALL_LOOKUP, was entered: enum ovs_bpf_reentry.  Set
+     * just before the tail call, cleared by the ingress program.  A tail
+     * call runs on the same CPU, right away. */
+    __u32 reentry;
+};
+
+/* ovs_bpf_scratch 'reentry'. */
+enum ovs_bpf_reentry {
+    OVS_BPF_REENTRY_NONE,       /* A packet received on a port. */
+    OVS_BPF_REENTRY_RECIRC,     /* recirc(): parse and look up again, with
+                                 * the metadata in 'key'. */
+    OVS_BPF_REENTRY_DOWNCALL,   /* A downcall: parse, then run the actions
+                                 * in 'actions', with the metadata in
+                                 * 'key'. */
 };
 
 struct {

@@ -28,6 +28,7 @@
 #include "bpf/datapath-abi.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
+#include "bpf/skb-csum.h"
 
 /* A perf record's size is a 16-bit field that also covers the record
  * header, the raw-data size word and struct ovs_bpf_upcall, so at most this
@@ -65,6 +66,14 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
     } else {
         u->vlan_tci = 0;
         u->vlan_proto = 0;
+    }
+    /* The bytes go up without the skb's checksum state: say it. */
+    if (ovs_bpf_skb_csum_partial(skb, &u->csum_start, &u->csum_offset)) {
+        u->flags = OVS_BPF_UPCALL_F_CSUM_PARTIAL;
+    } else {
+        u->flags = 0;
+        u->csum_start = 0;
+        u->csum_offset = 0;
     }
     if (type != OVS_BPF_UPCALL_ACTION) {
         u->userdata_len = 0;

@@ -74,7 +74,9 @@ const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
     [OVS_BPF_ACTION_SAMPLE] = "ovs_bpf_act_sample",
     [OVS_BPF_ACTION_SET_PRIORITY] = "ovs_bpf_act_set_priority",
     [OVS_BPF_ACTION_SET_MARK] = "ovs_bpf_act_set_mark",
-    [OVS_BPF_TAILCALL_LOOKUP] = "ovs_bpf_lookup",
+    /* Recirculation enters the ingress program again (see
+     * bpf/datapath.bpf.c). */
+    [OVS_BPF_TAILCALL_LOOKUP] = OVS_BPF_PROG_INGRESS,
 };
 
 /* libbpf messages.

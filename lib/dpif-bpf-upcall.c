@@ -46,6 +46,7 @@ COVERAGE_DEFINE(dpif_bpf_upcall_lost);
 COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_upcall_queue_full);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
+COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
 
 /* Pages of each per-CPU ring (a power of 2): 1 MiB with 4 kiB pages, room
  * for a few hundred full-sized packets per CPU. */
@@ -308,65 +309,57 @@ dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *u)
     return n;
 }
 
-/* A packet sent by a local socket (on a veth, for instance) usually has
- * CHECKSUM_PARTIAL: its TCP or UDP checksum field holds only the folded sum
- * of the pseudo-header, and the device or whoever forwards the packet is to
- * complete it.  TC sees such packets as they are, and the perf record keeps
- * no trace of skb->ip_summed, so a packet that goes up and is sent back down
- * through the TAP would arrive with a wrong checksum.  Complete the checksum
- * of a packet whose field has exactly that partial value (and is not already
- * a valid checksum): a packet that arrived with some other wrong checksum is
- * left alone. */
+/* A packet that a local socket sent (out of a veth with TX checksum
+ * offload, for instance) is CHECKSUM_PARTIAL in the kernel: its TCP or UDP
+ * checksum field holds only the folded pseudo-header sum, and whoever
+ * transmits it is to complete it.  The fast path keeps that state with the
+ * skb.  An upcall copies only the bytes, with the state in 'up'; the packet
+ * that ovs-vswitchd sends back down through the TAP is an ordinary frame,
+ * so complete its checksum here, where the kernel says it is, as the device
+ * would have done.  'vlan_shift' is the length of the VLAN header pushed
+ * back in front of the kernel's offsets.
+ *
+ * A packet without the flag is left as it is, whatever its checksums: a
+ * frame received with a wrong checksum leaves with it, on both paths. */
 static void
-complete_partial_csum(struct dp_packet *packet, const struct flow *flow)
+complete_partial_csum(const struct ovs_bpf_upcall *up,
+                      struct dp_packet *packet, size_t vlan_shift)
 {
-    size_t l4_size = dp_packet_l4_size(packet);
-    ovs_be16 *field;
-    uint32_t pseudo;
-    void *l4;
+    /* The coverage counters reach the totals only when this handler
+     * thread next wakes up; the debug log says it at once. */
+    static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(60, 60);
+    size_t start = up->csum_start + vlan_shift;
+    size_t field_ofs = start + up->csum_offset;
+    uint8_t *data;
+    ovs_be16 sum;
 
-    if (flow->nw_frag || !dp_packet_l3(packet)
-        || !(l4 = dp_packet_l4(packet))) {
+    if (!(up->flags & OVS_BPF_UPCALL_F_CSUM_PARTIAL)) {
         return;
     }
-    if (flow->nw_proto == IPPROTO_TCP && l4_size >= TCP_HEADER_LEN) {
-        field = &((struct tcp_header *) l4)->tcp_csum;
-    } else if (flow->nw_proto == IPPROTO_UDP && l4_size >= UDP_HEADER_LEN) {
-        field = &((struct udp_header *) l4)->udp_csum;
-    } else {
+    if (up->cap_len != up->pkt_len
+        || field_ofs + sizeof sum > dp_packet_size(packet)) {
+        /* Cut short by the perf record's size, or offsets that the kernel
+         * would not give: nothing we can complete. */
+        COVERAGE_INC(dpif_bpf_upcall_csum_partial_skipped);
+        VLOG_DBG_RL(&rl, "cannot complete the partial checksum of a "
+                    "%"PRIu32"-byte packet (%"PRIu32" bytes went up): "
+                    "from offset %"PRIuSIZE", field at %"PRIuSIZE,
+                    up->pkt_len, up->cap_len, start, field_ofs);
         return;
     }
-
-    if (flow->dl_type == htons(ETH_TYPE_IP)) {
-        const struct ip_header *ip = dp_packet_l3(packet);
-
-        /* The pseudo-header has the L4 length from the IP header. */
-        if (ntohs(ip->ip_tot_len) - IP_IHL(ip->ip_ihl_ver) * 4 != l4_size
-            || (flow->nw_proto == IPPROTO_UDP && !*field)) {
-            return;
-        }
-        pseudo = packet_csum_pseudoheader(ip);
-    } else if (flow->dl_type == htons(ETH_TYPE_IPV6)) {
-        const struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
-
-        if ((char *) l4 - (char *) ip6 != sizeof *ip6) {
-            return;             /* Extension headers: leave it. */
-        }
-        pseudo = packet_csum_pseudoheader6(ip6);
-    } else {
-        return;
+    /* The field's pseudo-header sum is part of the sum, and a result of 0
+     * is sent as 0xffff, as skb_checksum_help() does for the device.  The
+     * kernel does not promise an even 'csum_start'. */
+    data = dp_packet_data(packet);
+    sum = csum(data + start, dp_packet_size(packet) - start);
+    if (!sum) {
+        sum = htons(0xffff);
     }
-
-    if (*field != (ovs_be16) ~csum_finish(pseudo)
-        || !csum_finish(csum_continue(pseudo, l4, l4_size))) {
-        return;
-    }
-    *field = 0;
-    *field = csum_finish(csum_continue(pseudo, l4, l4_size));
-    if (flow->nw_proto == IPPROTO_UDP && !*field) {
-        *field = htons(0xffff);
-    }
+    memcpy(data + field_ofs, &sum, sizeof sum);
     COVERAGE_INC(dpif_bpf_upcall_csum_completed);
+    VLOG_DBG_RL(&rl, "completed the partial checksum of a %"PRIu32"-byte "
+                "packet: from offset %"PRIuSIZE", field at %"PRIuSIZE,
+                up->pkt_len, start, field_ofs);
 }
 
 void
@@ -374,6 +367,7 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
                        struct dp_packet *packet, struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
+    size_t vlan_shift = 0;
 
     dp_packet_init(packet, up->cap_len + VLAN_HEADER_LEN);
     /* Headroom for the VLAN tag pushed below and for actions. */
@@ -390,7 +384,9 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
         eth_push_vlan(packet, up->vlan_proto, up->vlan_tci);
         veh = dp_packet_data(packet);
         veh->veth_tci = up->vlan_tci;
+        vlan_shift = VLAN_HEADER_LEN;
     }
+    complete_partial_csum(up, packet, vlan_shift);
 
     pkt_metadata_init(md, u32_to_odp(up->in_port));
     md->recirc_id = up->recirc_id;
@@ -399,9 +395,6 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     md->pkt_mark = up->skb_mark;
 
     flow_extract(packet, flow);
-    if (up->cap_len == up->pkt_len) {
-        complete_partial_csum(packet, flow);
-    }
 }
 
 int

@@ -457,8 +457,17 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
 
     shash_add(&dp_bpfs, name, dp);
     *dpp = dp;
-    VLOG_INFO("%s: created BPF datapath, downcall device %s", name,
-              dp->tap_name);
+    VLOG_INFO("%s: created dpif-bpf datapath: BPF object %s (ABI version "
+              "%"PRIu32"), downcall device %s", name, dp->obj->path,
+              dp->obj->abi_version, dp->tap_name);
+    /* ofproto-dpif's message when it rejects an action that the datapath
+     * lacks blames the kernel module (OVS's own text): say here what it
+     * means on this datapath. */
+    VLOG_INFO("%s: OpenFlow actions that this BPF object lacks (see "
+              "\"ovs-appctl dpif/show-dp-features\") are rejected; for "
+              "them, ofproto-dpif's \"your kernel module may be out of "
+              "date\" means dpif-bpf ABI version %"PRIu32, name,
+              dp->obj->abi_version);
     return 0;
 
 error:

@@ -1199,6 +1199,11 @@ test_upcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
               u->type, u->in_port, u->pkt_len, u->cap_len, u->skb_mark);
         CHECK(!memcmp(upcall_recs[0].pkt, pkt.data, pkt.size),
               "miss upcall packet differs");
+        /* A BPF_PROG_TEST_RUN skb is CHECKSUM_NONE: the skb's checksum
+         * state, read from the kernel's struct sk_buff, says so. */
+        CHECK(!u->flags && !u->csum_start && !u->csum_offset,
+              "miss upcall of a CHECKSUM_NONE skb: flags %#x csum %u+%u",
+              u->flags, u->csum_start, u->csum_offset);
     }
     ofpbuf_uninit(&pkt);
 }

@@ -14,7 +14,8 @@
  * limitations under the License.
  */
 
-/* Unit tests of lib/dpif-bpf-odp.c, driven by tests/dpif-bpf-odp.at.
+/* Unit tests of lib/dpif-bpf-odp.c (and of the upcall checksum completion
+ * in lib/dpif-bpf-upcall.c), driven by tests/dpif-bpf-odp.at.
  *
  * Every command reads one ODP flow or action list per line from stdin (the
  * syntax of ovs-dpctl, parsed by odp-util) and prints what the translation
@@ -36,6 +37,10 @@
 #include <unistd.h>
 
 #include "command-line.h"
+#include "csum.h"
+#include "dp-packet.h"
+#include "dpif-bpf-upcall.h"
+#include "flow.h"
 #include "netlink.h"
 #include "odp-netlink.h"
 #include "odp-util.h"
@@ -451,12 +456,181 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     close(pidfd);
 }
 
+/* Builds an Ethernet + IPv4 or IPv6 + TCP or UDP packet from 10.0.0.1 (or
+ * 2001:db8::1) to 10.0.0.2 (2001:db8::2) into 'b', whose checksum field
+ * holds the folded pseudo-header sum, what a CHECKSUM_PARTIAL skb holds.
+ * Stores the checksum's start and field offsets from the Ethernet header
+ * in '*startp' and '*offsetp'. */
+static void
+build_partial_packet(struct ofpbuf *b, bool ipv6, uint8_t proto,
+                     uint16_t *startp, uint16_t *offsetp)
+{
+    static const char payload[] = "partial checksum";
+    size_t l4_len = (proto == IPPROTO_TCP ? TCP_HEADER_LEN : UDP_HEADER_LEN)
+                    + sizeof payload;
+    struct eth_header *eth;
+    uint32_t pseudo;
+    ovs_be16 sum;
+    size_t l4_ofs;
+    uint8_t *l4;
+
+    eth = ofpbuf_put_zeros(b, sizeof *eth);
+    eth->eth_dst = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 02);
+    eth->eth_src = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 01);
+    if (!ipv6) {
+        struct ip_header *ip = ofpbuf_put_zeros(b, sizeof *ip);
+
+        eth->eth_type = htons(ETH_TYPE_IP);
+        ip->ip_ihl_ver = IP_IHL_VER(5, 4);
+        ip->ip_tot_len = htons(IP_HEADER_LEN + l4_len);
+        ip->ip_ttl = 64;
+        ip->ip_proto = proto;
+        put_16aligned_be32(&ip->ip_src, htonl(0x0a000001));
+        put_16aligned_be32(&ip->ip_dst, htonl(0x0a000002));
+        ip->ip_csum = csum(ip, sizeof *ip);
+        pseudo = packet_csum_pseudoheader(ip);
+    } else {
+        struct ovs_16aligned_ip6_hdr *ip6 = ofpbuf_put_zeros(b, sizeof *ip6);
+        struct in6_addr src, dst;
+
+        eth->eth_type = htons(ETH_TYPE_IPV6);
+        put_16aligned_be32(&ip6->ip6_flow, htonl(6 << 28));
+        ip6->ip6_plen = htons(l4_len);
+        ip6->ip6_nxt = proto;
+        ip6->ip6_hlim = 64;
+        ovs_assert(inet_pton(AF_INET6, "2001:db8::1", &src) == 1);
+        ovs_assert(inet_pton(AF_INET6, "2001:db8::2", &dst) == 1);
+        memcpy(&ip6->ip6_src, &src, sizeof src);
+        memcpy(&ip6->ip6_dst, &dst, sizeof dst);
+        pseudo = packet_csum_pseudoheader6(ip6);
+    }
+    l4_ofs = b->size;
+    l4 = ofpbuf_put_zeros(b, l4_len);
+    if (proto == IPPROTO_TCP) {
+        struct tcp_header *tcp = ALIGNED_CAST(struct tcp_header *, l4);
+
+        tcp->tcp_src = htons(1234);
+        tcp->tcp_dst = htons(80);
+        tcp->tcp_ctl = TCP_CTL(TCP_ACK, 5);
+        memcpy(tcp + 1, payload, sizeof payload);
+        *offsetp = offsetof(struct tcp_header, tcp_csum);
+    } else {
+        struct udp_header *udp = ALIGNED_CAST(struct udp_header *, l4);
+
+        udp->udp_src = htons(1234);
+        udp->udp_dst = htons(53);
+        udp->udp_len = htons(l4_len);
+        memcpy(udp + 1, payload, sizeof payload);
+        *offsetp = offsetof(struct udp_header, udp_csum);
+    }
+    /* Not the complement: the field holds the sum itself, which is what
+     * the kernel's ~csum_tcpudp_magic() gives. */
+    sum = ~csum_finish(pseudo);
+    memcpy(l4 + *offsetp, &sum, sizeof sum);
+    *startp = l4_ofs;
+}
+
+/* Describes the TCP or UDP checksum of 'packet', whose field is at
+ * 'field_ofs' and held 'orig' before: "unchanged", or "valid" if it changed
+ * into the right checksum, or the wrong value it changed into. */
+static char *
+l4_csum_state(const struct dp_packet *packet, const struct flow *flow,
+              size_t field_ofs, ovs_be16 orig)
+{
+    const uint8_t *l4 = dp_packet_l4(packet);
+    ovs_be16 field;
+
+    memcpy(&field, (const uint8_t *) dp_packet_data(packet) + field_ofs,
+           sizeof field);
+    if (field == orig) {
+        return xstrdup("unchanged");
+    }
+    if (l4) {
+        uint32_t pseudo = (flow->dl_type == htons(ETH_TYPE_IP)
+                           ? packet_csum_pseudoheader(dp_packet_l3(packet))
+                           : packet_csum_pseudoheader6(dp_packet_l3(packet)));
+
+        if (!csum_finish(csum_continue(pseudo, l4,
+                                       dp_packet_l4_size(packet)))) {
+            return xstrdup("valid");
+        }
+    }
+    return xasprintf("wrong (0x%04"PRIx16")", ntohs(field));
+}
+
+/* dpif_bpf_upcall_packet() completes a checksum exactly when the upcall
+ * says that the skb was CHECKSUM_PARTIAL, at the place it says, also when
+ * it pushes back a VLAN tag in front of it.  Prints one line per case. */
+static void
+test_upcall_csum(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    static const struct {
+        const char *name;
+        bool ipv6;
+        uint8_t proto;
+        bool partial;
+        bool vlan;
+        bool cut;
+    } cases[] = {
+        { "ipv4 udp partial", false, IPPROTO_UDP, true, false, false },
+        { "ipv4 tcp partial", false, IPPROTO_TCP, true, false, false },
+        { "ipv6 udp partial", true, IPPROTO_UDP, true, false, false },
+        { "ipv6 tcp partial vlan", true, IPPROTO_TCP, true, true, false },
+        { "ipv4 udp partial vlan", false, IPPROTO_UDP, true, true, false },
+        { "ipv4 udp not partial", false, IPPROTO_UDP, false, false, false },
+        { "ipv6 tcp not partial vlan", true, IPPROTO_TCP, false, true,
+          false },
+        { "ipv4 tcp partial cut short", false, IPPROTO_TCP, true, false,
+          true },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct ovs_bpf_upcall up;
+        struct dp_packet packet;
+        struct ofpbuf b;
+        struct flow flow;
+        uint16_t start, offset;
+        ovs_be16 orig;
+        char *state;
+
+        ofpbuf_init(&b, 128);
+        build_partial_packet(&b, cases[i].ipv6, cases[i].proto,
+                             &start, &offset);
+        memcpy(&orig, (uint8_t *) b.data + start + offset, sizeof orig);
+
+        memset(&up, 0, sizeof up);
+        up.type = OVS_BPF_UPCALL_MISS;
+        up.in_port = 1;
+        up.pkt_len = b.size;
+        up.cap_len = cases[i].cut ? b.size - 1 : b.size;
+        if (cases[i].partial) {
+            up.flags = OVS_BPF_UPCALL_F_CSUM_PARTIAL;
+            up.csum_start = start;
+            up.csum_offset = offset;
+        }
+        if (cases[i].vlan) {
+            up.vlan_tci = htons(10 | VLAN_CFI);
+            up.vlan_proto = htons(ETH_TYPE_VLAN);
+        }
+
+        dpif_bpf_upcall_packet(&up, b.data, &packet, &flow);
+        state = l4_csum_state(&packet, &flow, start + offset
+                              + (cases[i].vlan ? VLAN_HEADER_LEN : 0), orig);
+        printf("%s: %s%s\n", cases[i].name,
+               flow.vlans[0].tci ? "tagged, " : "", state);
+        free(state);
+        dp_packet_uninit(&packet);
+        ofpbuf_uninit(&b);
+    }
+}
+
 static const struct ovs_cmdl_command commands[] = {
     { "keys", NULL, 0, 0, test_keys, OVS_RO },
     { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
     { "actions", NULL, 0, 0, test_actions, OVS_RO },
     { "built-actions", NULL, 0, 0, test_built_actions, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
+    { "upcall-csum", NULL, 0, 0, test_upcall_csum, OVS_RO },
     { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
       7, 7, test_send_downcall, OVS_RO },
     { NULL, NULL, 0, 0, NULL, OVS_RO },
