@@ -122,6 +122,7 @@ COVERAGE_DEFINE(afxdp_tx_copy);         /* Packet copied into a TX frame. */
 COVERAGE_DEFINE(afxdp_tx_drop);         /* No TX frame or ring slot. */
 COVERAGE_DEFINE(afxdp_tx_too_big);      /* Packet does not fit in a frame. */
 COVERAGE_DEFINE(afxdp_bind_busy);       /* Queue still held by an old XSK. */
+COVERAGE_DEFINE(afxdp_rx_closed_drop);  /* Received, never polled: closed. */
 
 /* Frames are 4 kB, aligned, so that a descriptor address masked with
  * ~AFXDP_FRAME_MASK gives its frame. */
@@ -851,6 +852,24 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     return xsk;
 }
 
+/* Returns the number of packets in 'xsk''s RX ring, which no one polls any
+ * more: a packet is its descriptors up to one without XDP_PKT_CONTD. */
+static uint32_t
+xsk_rx_unpolled(struct xsk_socket_info *xsk)
+{
+    uint32_t idx, n, packets = 0;
+
+    n = xsk_ring_cons__peek(&xsk->rx, AFXDP_RING_SIZE, &idx);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(xsk_ring_cons__rx_desc(&xsk->rx, idx + i)->options
+              & XDP_PKT_CONTD)) {
+            packets++;
+        }
+    }
+    xsk_ring_cons__cancel(&xsk->rx, n);
+    return packets;
+}
+
 static void
 xsk_destroy(struct afxdp_dev *ad, struct xsk_socket_info *xsk)
     OVS_REQUIRES(afxdp_mutex)
@@ -858,6 +877,10 @@ xsk_destroy(struct afxdp_dev *ad, struct xsk_socket_info *xsk)
     if (ad->xsks_map_fd >= 0) {
         bpf_map_delete_elem(ad->xsks_map_fd, &xsk->qid);
     }
+    /* The datapath stopped polling this queue before the port was deleted
+     * or reconfigured (dpif-netdev reloads its PMD threads first): what the
+     * kernel put in the ring since then is dropped here, counted. */
+    COVERAGE_ADD(afxdp_rx_closed_drop, xsk_rx_unpolled(xsk));
     xsk_socket__delete(xsk->xsk);
     afxdp_umem_put(xsk, true);
     umem_pool_destroy(&xsk->rx_pool);
