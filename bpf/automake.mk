@@ -8,6 +8,8 @@ if HAVE_BPF_DATAPATH
 lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.c \
 	lib/dpif-bpf.h \
+	lib/dpif-bpf-linux.c \
+	lib/dpif-bpf-linux.h \
 	lib/dpif-bpf-loader.c \
 	lib/dpif-bpf-loader.h \
 	lib/dpif-bpf-odp.c \

@@ -54,15 +54,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/if_link.h>
-#include <linux/if_tun.h>
-#include <linux/rtnetlink.h>
-#include <linux/veth.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -70,6 +64,7 @@
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
 #include "dp-packet.h"
+#include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-upcall.h"
@@ -78,7 +73,6 @@
 #include "hash.h"
 #include "netdev.h"
 #include "netlink.h"
-#include "netlink-socket.h"
 #include "odp-execute.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
@@ -220,143 +214,6 @@ get_dp_bpf(const struct dpif *dpif)
 }
 
 /* ------------------------------------------------------------------ */
-/* Network devices: the downcall TAP and the veth pairs of internal ports. */
-/* ------------------------------------------------------------------ */
-
-static void
-rtnl_put_ifinfomsg(struct ofpbuf *msg, int ifindex, unsigned int flags,
-                   unsigned int change)
-{
-    struct ifinfomsg *ifi = ofpbuf_put_zeros(msg, sizeof *ifi);
-
-    ifi->ifi_family = AF_UNSPEC;
-    ifi->ifi_index = ifindex;
-    ifi->ifi_flags = flags;
-    ifi->ifi_change = change;
-}
-
-/* Creates the veth pair 'name' <-> 'peer', both down.  (The peer cannot be
- * created up: veth refuses to open a device before its pair is complete.) */
-static int
-veth_create(const char *name, const char *peer)
-{
-    struct ofpbuf msg;
-    size_t linkinfo, data, peer_ofs;
-    int error;
-
-    ofpbuf_init(&msg, 256);
-    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK,
-                        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
-    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
-    nl_msg_put_string(&msg, IFLA_IFNAME, name);
-    linkinfo = nl_msg_start_nested(&msg, IFLA_LINKINFO);
-    nl_msg_put_string(&msg, IFLA_INFO_KIND, "veth");
-    data = nl_msg_start_nested(&msg, IFLA_INFO_DATA);
-    peer_ofs = nl_msg_start_nested(&msg, VETH_INFO_PEER);
-    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
-    nl_msg_put_string(&msg, IFLA_IFNAME, peer);
-    nl_msg_end_nested(&msg, peer_ofs);
-    nl_msg_end_nested(&msg, data);
-    nl_msg_end_nested(&msg, linkinfo);
-
-    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
-    ofpbuf_uninit(&msg);
-    return error;
-}
-
-static int
-link_delete(const char *name)
-{
-    struct ofpbuf msg;
-    int error;
-
-    ofpbuf_init(&msg, 64);
-    nl_msg_put_nlmsghdr(&msg, 0, RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
-    rtnl_put_ifinfomsg(&msg, 0, 0, 0);
-    nl_msg_put_string(&msg, IFLA_IFNAME, name);
-    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
-    ofpbuf_uninit(&msg);
-    return error;
-}
-
-static int
-link_set_up(int ifindex)
-{
-    struct ofpbuf msg;
-    int error;
-
-    ofpbuf_init(&msg, 64);
-    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
-    rtnl_put_ifinfomsg(&msg, ifindex, IFF_UP, IFF_UP);
-    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
-    ofpbuf_uninit(&msg);
-    return error;
-}
-
-/* The hidden devices (the TAP, the inner ends of internal ports) carry only
- * datapath traffic: keep the kernel from sending IPv6 autoconfiguration
- * packets through them.  Best effort: IPv6 may be disabled altogether. */
-static void
-link_disable_ipv6(const char *name)
-{
-    char *path = xasprintf("/proc/sys/net/ipv6/conf/%s/disable_ipv6", name);
-    int fd = open(path, O_WRONLY);
-
-    if (fd >= 0) {
-        ignore(write(fd, "1", 1));
-        close(fd);
-    }
-    free(path);
-}
-
-static int
-tap_open(struct dp_bpf *dp)
-{
-    struct ifreq ifr;
-    int error;
-
-    dp->tap_fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-    if (dp->tap_fd < 0) {
-        error = errno;
-        VLOG_ERR("%s: cannot open /dev/net/tun (%s)", dp->name,
-                 ovs_strerror(error));
-        return error;
-    }
-
-    memset(&ifr, 0, sizeof ifr);
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-    ovs_strzcpy(ifr.ifr_name, dp->tap_name, sizeof ifr.ifr_name);
-    if (ioctl(dp->tap_fd, TUNSETIFF, &ifr) < 0) {
-        error = errno;
-        VLOG_ERR("%s: cannot create TAP device %s (%s)%s", dp->name,
-                 dp->tap_name, ovs_strerror(error),
-                 error == EBUSY ? ": is another ovs-vswitchd running this "
-                                  "datapath?" : "");
-        goto error;
-    }
-
-    dp->tap_ifindex = if_nametoindex(dp->tap_name);
-    if (!dp->tap_ifindex) {
-        error = errno;
-        goto error;
-    }
-    link_disable_ipv6(dp->tap_name);
-    /* tun refuses writes (EIO) while its device is down. */
-    error = link_set_up(dp->tap_ifindex);
-    if (error) {
-        VLOG_ERR("%s: cannot bring %s up (%s)", dp->name, dp->tap_name,
-                 ovs_strerror(error));
-        goto error;
-    }
-    return 0;
-
-error:
-    close(dp->tap_fd);
-    dp->tap_fd = -1;
-    return error;
-}
-
-/* ------------------------------------------------------------------ */
 /* Datapath creation and destruction.                                 */
 /* ------------------------------------------------------------------ */
 
@@ -427,7 +284,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
      * process hold it, so a datapath of the same name that another
      * ovs-vswitchd runs makes this fail before it could touch that
      * datapath's pinned maps. */
-    error = tap_open(dp);
+    error = dpif_bpf_tap_open(dp->name, dp->tap_name, &dp->tap_fd,
+                              &dp->tap_ifindex);
     if (error) {
         goto error;
     }
@@ -760,7 +618,7 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     }
     if (port->peer_name) {
         /* Deleting one end of a veth pair deletes both. */
-        link_delete(port->peer_name);
+        dpif_bpf_link_delete(port->peer_name);
     }
     netdev_restore_flags(port->sf);
     netdev_close(port->netdev);
@@ -804,8 +662,8 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
                                     hash_string(name,
                                                 hash_string(dp->instance, 0)));
         /* A veth pair that a killed ovs-vswitchd left behind. */
-        link_delete(port->peer_name);
-        error = veth_create(name, port->peer_name);
+        dpif_bpf_link_delete(port->peer_name);
+        error = dpif_bpf_veth_create(name, port->peer_name);
         if (error) {
             VLOG_WARN("%s: cannot create veth pair %s/%s for internal port "
                       "(%s)", dp->name, name, port->peer_name,
@@ -814,12 +672,13 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
             port->peer_name = NULL;
             goto error;
         }
-        link_disable_ipv6(port->peer_name);
+        dpif_bpf_link_disable_ipv6(port->peer_name);
         port->ifindex = if_nametoindex(name);
         port->attach_ifindex = if_nametoindex(port->peer_name);
         /* The hidden end is always up, the visible end is up when the user
          * brings it up, as with the kernel datapath's internal devices. */
-        error = port->attach_ifindex ? link_set_up(port->attach_ifindex) : 0;
+        error = (port->attach_ifindex
+                 ? dpif_bpf_link_set_up(port->attach_ifindex) : 0);
         if (error) {
             VLOG_WARN("%s: cannot bring %s up (%s)", dp->name,
                       port->peer_name, ovs_strerror(error));
