@@ -8,12 +8,15 @@ if HAVE_BPF_DATAPATH
 lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.c \
 	lib/dpif-bpf.h \
+	lib/dpif-bpf-flow-table.c \
+	lib/dpif-bpf-flow-table.h \
 	lib/dpif-bpf-linux.c \
 	lib/dpif-bpf-linux.h \
 	lib/dpif-bpf-loader.c \
 	lib/dpif-bpf-loader.h \
 	lib/dpif-bpf-odp.c \
 	lib/dpif-bpf-odp.h \
+	lib/dpif-bpf-private.h \
 	lib/dpif-bpf-upcall.c \
 	lib/dpif-bpf-upcall.h
 

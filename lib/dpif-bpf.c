@@ -19,15 +19,18 @@
  * The fast path is the BPF object bpf/datapath.bpf.o, attached at the TC
  * ingress hook of every port: it parses each packet into a struct
  * ovs_bpf_flow_key, looks it up in the megaflow table and runs the flow's
- * actions as a chain of tail calls.  This file is the slow path's side:
+ * actions as a chain of tail calls.  This file and the ones it calls are the
+ * slow path's side:
  *
  *   - It owns the datapath: loads the object (dpif-bpf-loader.c), creates
- *     the downcall TAP device, attaches the programs to the ports.
+ *     the downcall TAP device (dpif-bpf-linux.c), attaches the programs to
+ *     the ports.
  *
- *   - It keeps the authoritative copy of the flow table, keyed by ufid, with
- *     the ODP key, mask and actions as ofproto gave them, and mirrors it into
- *     the BPF flow tables and 'flow_masks' (translated by
- *     dpif-bpf-odp.c).  The statistics live in the BPF flow table.
+ *   - dpif-bpf-flow-table.c keeps the authoritative copy of the flow table,
+ *     keyed by ufid, with the ODP key, mask and actions as ofproto gave
+ *     them, and mirrors it into the BPF flow tables and 'flow_masks'
+ *     (translated by dpif-bpf-odp.c).  The statistics live in the BPF flow
+ *     table.
  *
  *   - Upcalls come up through a perf ring (dpif-bpf-upcall.c); packets
  *     ovs-vswitchd sends ("execute") go down through the TAP device, as a
@@ -39,7 +42,8 @@
  * "internal" port (the bridge's own interface) is a veth pair: the end the
  * user sees has the port's name, the hidden end (named "ovsbpf<hash>") has
  * the ingress program, and output to the port is a redirect to the hidden
- * end, so that the packet arrives on the visible one.
+ * end, so that the packet arrives on the visible one (dpif-bpf-linux.c
+ * creates the pair).
  *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
  * bridges of type "system" share "ovs-system".  The datapath lives as long as
@@ -64,9 +68,11 @@
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
 #include "dp-packet.h"
+#include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-private.h"
 #include "dpif-bpf-upcall.h"
 #include "dpif-provider.h"
 #include "flow.h"
@@ -91,9 +97,6 @@
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 
-COVERAGE_DEFINE(dpif_bpf_flow_table_full);
-COVERAGE_DEFINE(dpif_bpf_flow_userspace);
-COVERAGE_DEFINE(dpif_bpf_masks_full);
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
@@ -102,9 +105,6 @@ COVERAGE_DEFINE(dpif_bpf_execute_userspace);
 /* Capacity of the BPF flow table (its max_entries, fixed at load time) and
  * default of the flow limit, which other_config:bpf-flow-limit lowers. */
 #define DP_BPF_FLOW_TABLE_SIZE 65536
-
-/* Flows returned per flow_dump_next() call, at most. */
-#define DP_BPF_DUMP_BATCH 50
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
@@ -122,71 +122,6 @@ struct dp_bpf_port {
     bool created_qdisc;
 };
 
-/* One mask of the BPF mask list. */
-struct dp_bpf_mask {
-    struct ovs_bpf_mask entry;  /* As in 'flow_masks' (compiled). */
-    unsigned int refcnt;        /* Flows using it; 0 = free slot. */
-};
-
-struct dp_bpf_flow {
-    struct hmap_node ufid_node; /* In struct dp_bpf's 'flows'. */
-    struct hmap_node tkey_node; /* In struct dp_bpf's 'flows_by_tkey'. */
-    ovs_u128 ufid;
-    struct ovs_bpf_flow_table_key tkey;
-    uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
-
-    /* As given to flow_put(), for dumps and the slow path. */
-    struct nlattr *key;
-    size_t key_len;
-    struct nlattr *mask;
-    size_t mask_len;
-    struct nlattr *actions;
-    size_t actions_len;
-};
-
-struct dp_bpf {
-    char *name;
-    const struct dpif_class *class;
-    int ref_cnt;                /* Protected by dp_bpf_mutex. */
-    bool destroyed;
-
-    struct dpif_bpf_obj *obj;
-    uint8_t secret[OVS_BPF_SECRET_LEN];
-
-    /* Names of the kernel objects of this datapath: the TAP device, the pin
-     * directory and the hidden ends of internal ports are named after the
-     * datapath and, if set, the OVS_BPF_INSTANCE environment variable. */
-    char *instance;
-
-    /* Downcall TAP device. */
-    int tap_fd;
-    int tap_ifindex;
-    char tap_name[IFNAMSIZ];
-    bool tap_created_qdisc;
-
-    struct ovs_mutex mutex;
-    struct hmap ports OVS_GUARDED;
-    struct seq *port_seq;       /* Changes when ports change. */
-    struct hmap flows OVS_GUARDED;          /* By ufid. */
-    struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
-    size_t n_flows OVS_GUARDED;
-    struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
-    uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
-    uint32_t mask_range OVS_GUARDED;        /* dp_config.n_masks. */
-    uint32_t flow_limit OVS_GUARDED;
-    uint32_t max_masks OVS_GUARDED;
-
-    /* Upcalls.  Nonnull while upcalls are enabled (recv_set()). */
-    struct ovs_rwlock upcall_rwlock;
-    struct dpif_bpf_upcalls *upcalls OVS_GUARDED_BY(upcall_rwlock);
-    uint32_t n_handlers OVS_GUARDED_BY(upcall_rwlock);
-};
-
-struct dpif_bpf {
-    struct dpif dpif;
-    struct dp_bpf *dp;
-    uint64_t last_port_seq;
-};
 
 static struct ovs_mutex dp_bpf_mutex = OVS_MUTEX_INITIALIZER;
 static struct shash dp_bpfs OVS_GUARDED_BY(dp_bpf_mutex)
@@ -196,28 +131,12 @@ static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
                            const struct ovs_bpf_action *, uint32_t n_actions);
 static void dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *)
     OVS_REQUIRES(dp->mutex);
-static void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
-                               struct dpif_flow_stats *)
-    OVS_REQUIRES(dp->mutex);
-
-static struct dpif_bpf *
-dpif_bpf_cast(const struct dpif *dpif)
-{
-    dpif_assert_class(dpif, &dpif_bpf_class);
-    return CONTAINER_OF(dpif, struct dpif_bpf, dpif);
-}
-
-static struct dp_bpf *
-get_dp_bpf(const struct dpif *dpif)
-{
-    return dpif_bpf_cast(dpif)->dp;
-}
 
 /* ------------------------------------------------------------------ */
 /* Datapath creation and destruction.                                 */
 /* ------------------------------------------------------------------ */
 
-static int
+int
 dp_bpf_write_config(struct dp_bpf *dp)
     OVS_REQUIRES(dp->mutex)
 {
@@ -898,552 +817,6 @@ dpif_bpf_port_poll_wait(const struct dpif *dpif_)
     struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
 
     seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
-}
-
-/* ------------------------------------------------------------------ */
-/* Flows.                                                             */
-/* ------------------------------------------------------------------ */
-
-static uint32_t
-ufid_hash(const ovs_u128 *ufid)
-{
-    return ufid->u32[0];
-}
-
-static uint32_t
-tkey_hash(const struct ovs_bpf_flow_table_key *tkey)
-{
-    return hash_bytes(tkey, sizeof *tkey, 0);
-}
-
-static struct dp_bpf_flow *
-dp_bpf_find_flow(const struct dp_bpf *dp, const ovs_u128 *ufid)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct dp_bpf_flow *flow;
-
-    HMAP_FOR_EACH_WITH_HASH (flow, ufid_node, ufid_hash(ufid), &dp->flows) {
-        if (ovs_u128_equals(flow->ufid, *ufid)) {
-            return flow;
-        }
-    }
-    return NULL;
-}
-
-static struct dp_bpf_flow *
-dp_bpf_find_flow_by_tkey(const struct dp_bpf *dp,
-                         const struct ovs_bpf_flow_table_key *tkey)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct dp_bpf_flow *flow;
-
-    HMAP_FOR_EACH_WITH_HASH (flow, tkey_node, tkey_hash(tkey),
-                             &dp->flows_by_tkey) {
-        if (!memcmp(&flow->tkey, tkey, sizeof *tkey)) {
-            return flow;
-        }
-    }
-    return NULL;
-}
-
-/* The ufid of a flow: the one given, or else the hash of its key, as
- * dpctl computes it. */
-static void
-get_ufid(const ovs_u128 *ufid,
-         const struct nlattr *key, size_t key_len, ovs_u128 *out)
-{
-    if (ufid) {
-        *out = *ufid;
-    } else {
-        odp_flow_key_hash(key, key_len, out);
-    }
-}
-
-/* Finds the mask list slot for 'mask', taking a reference, or takes a free
- * slot for it.  Returns the slot or -1 if the list is full. */
-static int
-dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct ovs_bpf_mask entry;
-    int free_slot = -1;
-
-    /* Compiling is one-to-one: equal masks have equal entries. */
-    dpif_bpf_mask_compile(mask, &entry);
-    for (int i = 0; i < dp->max_masks; i++) {
-        struct dp_bpf_mask *m = &dp->masks[i];
-
-        if (m->refcnt && !memcmp(&m->entry, &entry, sizeof entry)) {
-            m->refcnt++;
-            return i;
-        } else if (!m->refcnt && free_slot < 0) {
-            free_slot = i;
-        }
-    }
-    if (free_slot >= 0) {
-        struct dp_bpf_mask *m = &dp->masks[free_slot];
-        uint32_t idx = free_slot;
-
-        if (bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry,
-                                BPF_ANY)) {
-            VLOG_WARN_RL(&rl, "%s: cannot write mask %d (%s)", dp->name,
-                         free_slot, ovs_strerror(errno));
-            return -1;
-        }
-        m->entry = entry;
-        m->refcnt = 1;
-        dp->n_masks++;
-        if (idx + 1 > dp->mask_range) {
-            dp->mask_range = idx + 1;
-            dp_bpf_write_config(dp);
-        }
-    }
-    return free_slot;
-}
-
-static void
-dp_bpf_mask_unref(struct dp_bpf *dp, uint32_t idx)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct dp_bpf_mask *m = &dp->masks[idx];
-
-    ovs_assert(m->refcnt);
-    if (!--m->refcnt) {
-        struct ovs_bpf_mask entry;
-
-        memset(&entry, 0, sizeof entry);
-        bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry, BPF_ANY);
-        dp->n_masks--;
-        if (idx + 1 == dp->mask_range) {
-            while (dp->mask_range && !dp->masks[dp->mask_range - 1].refcnt) {
-                dp->mask_range--;
-            }
-            dp_bpf_write_config(dp);
-        }
-    }
-}
-
-static void
-stats_from_bpf(const struct ovs_bpf_flow_stats *b,
-               struct dpif_flow_stats *stats)
-{
-    stats->n_packets = b->packets;
-    stats->n_bytes = b->bytes;
-    /* bpf_ktime_get_ns() and time_msec() both read CLOCK_MONOTONIC. */
-    stats->used = b->used_ns ? b->used_ns / (1000 * 1000) : 0;
-    stats->tcp_flags = b->tcp_flags;
-}
-
-/* The fd of the BPF flow table of the flows of mask list entry
- * 'mask_id'. */
-static int
-dp_bpf_flow_table_fd(const struct dp_bpf *dp, uint32_t mask_id)
-{
-    return dp->obj->flow_table_fds[dp->masks[mask_id].entry.table];
-}
-
-/* Reads the BPF flow entry of 'flow' into 'value'. */
-static int
-dp_bpf_flow_read(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
-                 struct ovs_bpf_flow *value)
-{
-    if (bpf_map_lookup_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                            &flow->tkey, value)) {
-        memset(value, 0, sizeof *value);
-        return errno;
-    }
-    return 0;
-}
-
-static void
-dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
-                      struct dpif_flow_stats *stats)
-{
-    struct ovs_bpf_flow value;
-
-    dp_bpf_flow_read(dp, flow, &value);
-    stats_from_bpf(&value.stats, stats);
-}
-
-static void
-dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
-                   struct dpif_flow_stats *stats)
-    OVS_REQUIRES(dp->mutex)
-{
-    if (stats) {
-        dp_bpf_flow_get_stats(dp, flow, stats);
-    }
-    bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                        &flow->tkey);
-    dp_bpf_mask_unref(dp, flow->tkey.mask_id);
-    hmap_remove(&dp->flows, &flow->ufid_node);
-    hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
-    dp->n_flows--;
-    free(flow->key);
-    free(flow->mask);
-    free(flow->actions);
-    free(flow);
-}
-
-/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats'.
- * Actions that are valid but beyond the BPF programs make the flow a
- * userspace one. */
-static int
-build_flow_value(const struct nlattr *actions, size_t actions_len,
-                 const struct ovs_bpf_flow_stats *stats,
-                 struct ovs_bpf_flow *value)
-{
-    int error;
-
-    memset(value, 0, sizeof *value);
-    if (stats) {
-        value->stats = *stats;
-    }
-    error = dpif_bpf_odp_to_actions(actions, actions_len, value->actions,
-                                    &value->n_actions);
-    if (error == E2BIG) {
-        COVERAGE_INC(dpif_bpf_flow_userspace);
-        memset(value->actions, 0, sizeof value->actions);
-        value->n_actions = 0;
-        value->flags = OVS_BPF_FLOW_F_USERSPACE;
-        error = 0;
-    }
-    return error;
-}
-
-static int
-flow_put_errno(int error)
-{
-    /* A full table is not the caller's fault: say so in a way that shows
-     * in "ovs-appctl coverage/show" too. */
-    if (error == E2BIG || error == ENOMEM || error == ENOSPC) {
-        COVERAGE_INC(dpif_bpf_flow_table_full);
-        return ENOSPC;
-    }
-    return error;
-}
-
-static int
-dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct ovs_bpf_flow_table_key tkey;
-    struct ovs_bpf_flow_key bkey, bmask;
-    struct dp_bpf_flow *flow;
-    struct ovs_bpf_flow *value;
-    ovs_u128 ufid;
-    int error;
-
-    if (put->stats) {
-        memset(put->stats, 0, sizeof *put->stats);
-    }
-
-    error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
-                                put->mask_len, &bkey, &bmask);
-    if (error) {
-        return error;
-    }
-    value = xmalloc(sizeof *value);
-    error = build_flow_value(put->actions, put->actions_len, NULL, value);
-    if (error) {
-        goto out;
-    }
-    get_ufid(put->ufid, put->key, put->key_len, &ufid);
-
-    ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow(dp, &ufid);
-    if (flow) {
-        struct ovs_bpf_flow old;
-
-        if (!(put->flags & DPIF_FP_MODIFY)) {
-            error = EEXIST;
-            goto out_unlock;
-        }
-        /* Modifying a flow changes its actions, never its match. */
-        dp_bpf_flow_read(dp, flow, &old);
-        if (put->stats) {
-            stats_from_bpf(&old.stats, put->stats);
-        }
-        if (!(put->flags & DPIF_FP_ZERO_STATS)) {
-            value->stats = old.stats;
-        }
-        if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                                &flow->tkey, value, BPF_EXIST)) {
-            error = flow_put_errno(errno);
-            goto out_unlock;
-        }
-        flow->flags = value->flags;
-        free(flow->actions);
-        flow->actions = xmemdup(put->actions, put->actions_len);
-        flow->actions_len = put->actions_len;
-        goto out_unlock;
-    }
-
-    if (!(put->flags & DPIF_FP_CREATE)) {
-        error = ENOENT;
-        goto out_unlock;
-    }
-    if (dp->n_flows >= dp->flow_limit) {
-        if (!(put->flags & DPIF_FP_PROBE)) {
-            VLOG_INFO_RL(&rl, "%s: flow table full (%"PRIu32" flows, "
-                         "other_config:bpf-flow-limit): packets of new "
-                         "flows go through ovs-vswitchd", dp->name,
-                         dp->flow_limit);
-        }
-        error = flow_put_errno(ENOSPC);
-        goto out_unlock;
-    }
-
-    error = dp_bpf_mask_ref(dp, &bmask);
-    if (error < 0) {
-        COVERAGE_INC(dpif_bpf_masks_full);
-        if (!(put->flags & DPIF_FP_PROBE)) {
-            VLOG_INFO_RL(&rl, "%s: mask list full (%"PRIu32" masks)",
-                         dp->name, dp->max_masks);
-        }
-        error = flow_put_errno(ENOSPC);
-        goto out_unlock;
-    }
-    dpif_bpf_table_key(error, &dp->masks[error].entry, &bkey, &tkey);
-    error = 0;
-
-    if (dp_bpf_find_flow_by_tkey(dp, &tkey)) {
-        /* The same megaflow under another ufid. */
-        dp_bpf_mask_unref(dp, tkey.mask_id);
-        error = EEXIST;
-        goto out_unlock;
-    }
-    if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, tkey.mask_id), &tkey,
-                            value, BPF_NOEXIST)) {
-        error = flow_put_errno(errno);
-        dp_bpf_mask_unref(dp, tkey.mask_id);
-        if (!(put->flags & DPIF_FP_PROBE)) {
-            VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF flow "
-                         "table (%s)", dp->name, ovs_strerror(error));
-        }
-        goto out_unlock;
-    }
-
-    flow = xzalloc(sizeof *flow);
-    flow->ufid = ufid;
-    flow->tkey = tkey;
-    flow->flags = value->flags;
-    flow->key = xmemdup(put->key, put->key_len);
-    flow->key_len = put->key_len;
-    if (put->mask_len) {
-        flow->mask = xmemdup(put->mask, put->mask_len);
-        flow->mask_len = put->mask_len;
-    }
-    flow->actions = xmemdup(put->actions, put->actions_len);
-    flow->actions_len = put->actions_len;
-    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
-    hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
-    dp->n_flows++;
-
-out_unlock:
-    ovs_mutex_unlock(&dp->mutex);
-out:
-    free(value);
-    return error;
-}
-
-static int
-dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_flow *flow;
-    ovs_u128 ufid;
-    int error = 0;
-
-    get_ufid(del->ufid, del->key, del->key_len, &ufid);
-    ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow(dp, &ufid);
-    if (flow) {
-        dp_bpf_flow_remove(dp, flow, del->stats);
-    } else {
-        error = ENOENT;
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return error;
-}
-
-/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
-static void
-dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
-                         const struct dp_bpf_flow *flow, bool terse,
-                         struct ofpbuf *buf, struct dpif_flow *out)
-    OVS_REQUIRES(dp->mutex)
-{
-    memset(out, 0, sizeof *out);
-    if (!terse) {
-        size_t key_ofs, mask_ofs, actions_ofs;
-
-        key_ofs = buf->size;
-        ofpbuf_put(buf, flow->key, flow->key_len);
-        mask_ofs = buf->size;
-        /* A flow put without a mask is an exact match, which a dump
-         * without a mask means too. */
-        if (flow->mask_len) {
-            ofpbuf_put(buf, flow->mask, flow->mask_len);
-        }
-        actions_ofs = buf->size;
-        ofpbuf_put(buf, flow->actions, flow->actions_len);
-
-        out->key = ofpbuf_at_assert(buf, key_ofs, flow->key_len);
-        out->key_len = flow->key_len;
-        out->mask_len = actions_ofs - mask_ofs;
-        out->mask = out->mask_len ? ofpbuf_at_assert(buf, mask_ofs,
-                                                     out->mask_len) : NULL;
-        out->actions_len = flow->actions_len;
-        out->actions = ofpbuf_at(buf, actions_ofs, flow->actions_len);
-    }
-    out->ufid = flow->ufid;
-    out->ufid_present = true;
-    out->pmd_id = PMD_ID_NULL;
-    dp_bpf_flow_get_stats(dp, flow, &out->stats);
-    out->attrs.offloaded = false;
-    out->attrs.dp_layer = "bpf";
-    out->attrs.dp_extra_info = NULL;
-}
-
-static int
-dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_flow *flow;
-    ovs_u128 ufid;
-    int error = 0;
-
-    get_ufid(get->ufid, get->key, get->key_len, &ufid);
-    ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow(dp, &ufid);
-    if (flow) {
-        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
-    } else {
-        error = ENOENT;
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return error;
-}
-
-static int
-dpif_bpf_flow_flush(struct dpif *dpif)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_flow *flow;
-
-    ovs_mutex_lock(&dp->mutex);
-    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
-        dp_bpf_flow_remove(dp, flow, NULL);
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return 0;
-}
-
-struct dpif_bpf_flow_dump {
-    struct dpif_flow_dump up;
-    struct ovs_mutex mutex;
-    struct hmap_position pos OVS_GUARDED;
-    bool done OVS_GUARDED;
-};
-
-struct dpif_bpf_flow_dump_thread {
-    struct dpif_flow_dump_thread up;
-    struct dpif_bpf_flow_dump *dump;
-    struct ofpbuf bufs[DP_BPF_DUMP_BATCH];
-};
-
-static struct dpif_bpf_flow_dump *
-dpif_bpf_flow_dump_cast(struct dpif_flow_dump *dump)
-{
-    return CONTAINER_OF(dump, struct dpif_bpf_flow_dump, up);
-}
-
-static struct dpif_bpf_flow_dump_thread *
-dpif_bpf_flow_dump_thread_cast(struct dpif_flow_dump_thread *thread)
-{
-    return CONTAINER_OF(thread, struct dpif_bpf_flow_dump_thread, up);
-}
-
-static struct dpif_flow_dump *
-dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
-                          struct dpif_flow_dump_types *types OVS_UNUSED)
-{
-    struct dpif_bpf_flow_dump *dump = xzalloc(sizeof *dump);
-
-    dpif_flow_dump_init(&dump->up, dpif);
-    dump->up.terse = terse;
-    ovs_mutex_init(&dump->mutex);
-    return &dump->up;
-}
-
-static int
-dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
-{
-    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
-
-    ovs_mutex_destroy(&dump->mutex);
-    free(dump);
-    return 0;
-}
-
-static struct dpif_flow_dump_thread *
-dpif_bpf_flow_dump_thread_create(struct dpif_flow_dump *dump_)
-{
-    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
-    struct dpif_bpf_flow_dump_thread *thread = xzalloc(sizeof *thread);
-
-    dpif_flow_dump_thread_init(&thread->up, &dump->up);
-    thread->dump = dump;
-    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
-        ofpbuf_init(&thread->bufs[i], 0);
-    }
-    return &thread->up;
-}
-
-static void
-dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *thread_)
-{
-    struct dpif_bpf_flow_dump_thread *thread
-        = dpif_bpf_flow_dump_thread_cast(thread_);
-
-    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
-        ofpbuf_uninit(&thread->bufs[i]);
-    }
-    free(thread);
-}
-
-static int
-dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
-                        struct dpif_flow *flows, int max_flows)
-{
-    struct dpif_bpf_flow_dump_thread *thread
-        = dpif_bpf_flow_dump_thread_cast(thread_);
-    struct dpif_bpf_flow_dump *dump = thread->dump;
-    struct dp_bpf *dp = get_dp_bpf(dump->up.dpif);
-    int n = 0;
-
-    max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
-
-    ovs_mutex_lock(&dump->mutex);
-    ovs_mutex_lock(&dp->mutex);
-    while (!dump->done && n < max_flows) {
-        struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
-        struct dp_bpf_flow *flow;
-
-        if (!node) {
-            dump->done = true;
-            break;
-        }
-        flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
-        ofpbuf_clear(&thread->bufs[n]);
-        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
-                                 &flows[n]);
-        n++;
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    ovs_mutex_unlock(&dump->mutex);
-    return n;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,596 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The megaflow table of the BPF datapath: the authoritative copy of the
+ * flows, by ufid, mirrored into the BPF flow tables and the BPF mask list
+ * (with a reference count per mask), and the flow put, delete, get, flush
+ * and dump operations of the dpif class on it. */
+
+#include <config.h>
+
+#include "dpif-bpf-flow-table.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/datapath-abi.h"
+#include "coverage.h"
+#include "dpif-bpf-loader.h"
+#include "dpif-bpf-odp.h"
+#include "dpif-bpf-private.h"
+#include "dpif-provider.h"
+#include "hash.h"
+#include "odp-util.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/ofpbuf.h"
+#include "openvswitch/vlog.h"
+#include "ovs-thread.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpif_bpf_flow_table);
+
+COVERAGE_DEFINE(dpif_bpf_flow_table_full);
+COVERAGE_DEFINE(dpif_bpf_flow_userspace);
+COVERAGE_DEFINE(dpif_bpf_masks_full);
+
+/* Flows returned per flow_dump_next() call, at most. */
+#define DP_BPF_DUMP_BATCH 50
+
+static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+static uint32_t
+ufid_hash(const ovs_u128 *ufid)
+{
+    return ufid->u32[0];
+}
+
+static uint32_t
+tkey_hash(const struct ovs_bpf_flow_table_key *tkey)
+{
+    return hash_bytes(tkey, sizeof *tkey, 0);
+}
+
+static struct dp_bpf_flow *
+dp_bpf_find_flow(const struct dp_bpf *dp, const ovs_u128 *ufid)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow;
+
+    HMAP_FOR_EACH_WITH_HASH (flow, ufid_node, ufid_hash(ufid), &dp->flows) {
+        if (ovs_u128_equals(flow->ufid, *ufid)) {
+            return flow;
+        }
+    }
+    return NULL;
+}
+
+struct dp_bpf_flow *
+dp_bpf_find_flow_by_tkey(const struct dp_bpf *dp,
+                         const struct ovs_bpf_flow_table_key *tkey)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow;
+
+    HMAP_FOR_EACH_WITH_HASH (flow, tkey_node, tkey_hash(tkey),
+                             &dp->flows_by_tkey) {
+        if (!memcmp(&flow->tkey, tkey, sizeof *tkey)) {
+            return flow;
+        }
+    }
+    return NULL;
+}
+
+/* The ufid of a flow: the one given, or else the hash of its key, as
+ * dpctl computes it. */
+static void
+get_ufid(const ovs_u128 *ufid,
+         const struct nlattr *key, size_t key_len, ovs_u128 *out)
+{
+    if (ufid) {
+        *out = *ufid;
+    } else {
+        odp_flow_key_hash(key, key_len, out);
+    }
+}
+
+/* Finds the mask list slot for 'mask', taking a reference, or takes a free
+ * slot for it.  Returns the slot or -1 if the list is full. */
+static int
+dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_mask entry;
+    int free_slot = -1;
+
+    /* Compiling is one-to-one: equal masks have equal entries. */
+    dpif_bpf_mask_compile(mask, &entry);
+    for (int i = 0; i < dp->max_masks; i++) {
+        struct dp_bpf_mask *m = &dp->masks[i];
+
+        if (m->refcnt && !memcmp(&m->entry, &entry, sizeof entry)) {
+            m->refcnt++;
+            return i;
+        } else if (!m->refcnt && free_slot < 0) {
+            free_slot = i;
+        }
+    }
+    if (free_slot >= 0) {
+        struct dp_bpf_mask *m = &dp->masks[free_slot];
+        uint32_t idx = free_slot;
+
+        if (bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry,
+                                BPF_ANY)) {
+            VLOG_WARN_RL(&rl, "%s: cannot write mask %d (%s)", dp->name,
+                         free_slot, ovs_strerror(errno));
+            return -1;
+        }
+        m->entry = entry;
+        m->refcnt = 1;
+        dp->n_masks++;
+        if (idx + 1 > dp->mask_range) {
+            dp->mask_range = idx + 1;
+            dp_bpf_write_config(dp);
+        }
+    }
+    return free_slot;
+}
+
+static void
+dp_bpf_mask_unref(struct dp_bpf *dp, uint32_t idx)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_mask *m = &dp->masks[idx];
+
+    ovs_assert(m->refcnt);
+    if (!--m->refcnt) {
+        struct ovs_bpf_mask entry;
+
+        memset(&entry, 0, sizeof entry);
+        bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry, BPF_ANY);
+        dp->n_masks--;
+        if (idx + 1 == dp->mask_range) {
+            while (dp->mask_range && !dp->masks[dp->mask_range - 1].refcnt) {
+                dp->mask_range--;
+            }
+            dp_bpf_write_config(dp);
+        }
+    }
+}
+
+static void
+stats_from_bpf(const struct ovs_bpf_flow_stats *b,
+               struct dpif_flow_stats *stats)
+{
+    stats->n_packets = b->packets;
+    stats->n_bytes = b->bytes;
+    /* bpf_ktime_get_ns() and time_msec() both read CLOCK_MONOTONIC. */
+    stats->used = b->used_ns ? b->used_ns / (1000 * 1000) : 0;
+    stats->tcp_flags = b->tcp_flags;
+}
+
+/* The fd of the BPF flow table of the flows of mask list entry
+ * 'mask_id'. */
+static int
+dp_bpf_flow_table_fd(const struct dp_bpf *dp, uint32_t mask_id)
+{
+    return dp->obj->flow_table_fds[dp->masks[mask_id].entry.table];
+}
+
+/* Reads the BPF flow entry of 'flow' into 'value'. */
+static int
+dp_bpf_flow_read(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
+                 struct ovs_bpf_flow *value)
+{
+    if (bpf_map_lookup_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                            &flow->tkey, value)) {
+        memset(value, 0, sizeof *value);
+        return errno;
+    }
+    return 0;
+}
+
+static void
+dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
+                      struct dpif_flow_stats *stats)
+{
+    struct ovs_bpf_flow value;
+
+    dp_bpf_flow_read(dp, flow, &value);
+    stats_from_bpf(&value.stats, stats);
+}
+
+void
+dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
+                   struct dpif_flow_stats *stats)
+    OVS_REQUIRES(dp->mutex)
+{
+    if (stats) {
+        dp_bpf_flow_get_stats(dp, flow, stats);
+    }
+    bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                        &flow->tkey);
+    dp_bpf_mask_unref(dp, flow->tkey.mask_id);
+    hmap_remove(&dp->flows, &flow->ufid_node);
+    hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
+    dp->n_flows--;
+    free(flow->key);
+    free(flow->mask);
+    free(flow->actions);
+    free(flow);
+}
+
+/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats'.
+ * Actions that are valid but beyond the BPF programs make the flow a
+ * userspace one. */
+static int
+build_flow_value(const struct nlattr *actions, size_t actions_len,
+                 const struct ovs_bpf_flow_stats *stats,
+                 struct ovs_bpf_flow *value)
+{
+    int error;
+
+    memset(value, 0, sizeof *value);
+    if (stats) {
+        value->stats = *stats;
+    }
+    error = dpif_bpf_odp_to_actions(actions, actions_len, value->actions,
+                                    &value->n_actions);
+    if (error == E2BIG) {
+        COVERAGE_INC(dpif_bpf_flow_userspace);
+        memset(value->actions, 0, sizeof value->actions);
+        value->n_actions = 0;
+        value->flags = OVS_BPF_FLOW_F_USERSPACE;
+        error = 0;
+    }
+    return error;
+}
+
+static int
+flow_put_errno(int error)
+{
+    /* A full table is not the caller's fault: say so in a way that shows
+     * in "ovs-appctl coverage/show" too. */
+    if (error == E2BIG || error == ENOMEM || error == ENOSPC) {
+        COVERAGE_INC(dpif_bpf_flow_table_full);
+        return ENOSPC;
+    }
+    return error;
+}
+
+int
+dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct ovs_bpf_flow_table_key tkey;
+    struct ovs_bpf_flow_key bkey, bmask;
+    struct dp_bpf_flow *flow;
+    struct ovs_bpf_flow *value;
+    ovs_u128 ufid;
+    int error;
+
+    if (put->stats) {
+        memset(put->stats, 0, sizeof *put->stats);
+    }
+
+    error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
+                                put->mask_len, &bkey, &bmask);
+    if (error) {
+        return error;
+    }
+    value = xmalloc(sizeof *value);
+    error = build_flow_value(put->actions, put->actions_len, NULL, value);
+    if (error) {
+        goto out;
+    }
+    get_ufid(put->ufid, put->key, put->key_len, &ufid);
+
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        struct ovs_bpf_flow old;
+
+        if (!(put->flags & DPIF_FP_MODIFY)) {
+            error = EEXIST;
+            goto out_unlock;
+        }
+        /* Modifying a flow changes its actions, never its match. */
+        dp_bpf_flow_read(dp, flow, &old);
+        if (put->stats) {
+            stats_from_bpf(&old.stats, put->stats);
+        }
+        if (!(put->flags & DPIF_FP_ZERO_STATS)) {
+            value->stats = old.stats;
+        }
+        if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                                &flow->tkey, value, BPF_EXIST)) {
+            error = flow_put_errno(errno);
+            goto out_unlock;
+        }
+        flow->flags = value->flags;
+        free(flow->actions);
+        flow->actions = xmemdup(put->actions, put->actions_len);
+        flow->actions_len = put->actions_len;
+        goto out_unlock;
+    }
+
+    if (!(put->flags & DPIF_FP_CREATE)) {
+        error = ENOENT;
+        goto out_unlock;
+    }
+    if (dp->n_flows >= dp->flow_limit) {
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: flow table full (%"PRIu32" flows, "
+                         "other_config:bpf-flow-limit): packets of new "
+                         "flows go through ovs-vswitchd", dp->name,
+                         dp->flow_limit);
+        }
+        error = flow_put_errno(ENOSPC);
+        goto out_unlock;
+    }
+
+    error = dp_bpf_mask_ref(dp, &bmask);
+    if (error < 0) {
+        COVERAGE_INC(dpif_bpf_masks_full);
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: mask list full (%"PRIu32" masks)",
+                         dp->name, dp->max_masks);
+        }
+        error = flow_put_errno(ENOSPC);
+        goto out_unlock;
+    }
+    dpif_bpf_table_key(error, &dp->masks[error].entry, &bkey, &tkey);
+    error = 0;
+
+    if (dp_bpf_find_flow_by_tkey(dp, &tkey)) {
+        /* The same megaflow under another ufid. */
+        dp_bpf_mask_unref(dp, tkey.mask_id);
+        error = EEXIST;
+        goto out_unlock;
+    }
+    if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, tkey.mask_id), &tkey,
+                            value, BPF_NOEXIST)) {
+        error = flow_put_errno(errno);
+        dp_bpf_mask_unref(dp, tkey.mask_id);
+        if (!(put->flags & DPIF_FP_PROBE)) {
+            VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF flow "
+                         "table (%s)", dp->name, ovs_strerror(error));
+        }
+        goto out_unlock;
+    }
+
+    flow = xzalloc(sizeof *flow);
+    flow->ufid = ufid;
+    flow->tkey = tkey;
+    flow->flags = value->flags;
+    flow->key = xmemdup(put->key, put->key_len);
+    flow->key_len = put->key_len;
+    if (put->mask_len) {
+        flow->mask = xmemdup(put->mask, put->mask_len);
+        flow->mask_len = put->mask_len;
+    }
+    flow->actions = xmemdup(put->actions, put->actions_len);
+    flow->actions_len = put->actions_len;
+    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
+    hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
+    dp->n_flows++;
+
+out_unlock:
+    ovs_mutex_unlock(&dp->mutex);
+out:
+    free(value);
+    return error;
+}
+
+int
+dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+    ovs_u128 ufid;
+    int error = 0;
+
+    get_ufid(del->ufid, del->key, del->key_len, &ufid);
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        dp_bpf_flow_remove(dp, flow, del->stats);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
+static void
+dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
+                         const struct dp_bpf_flow *flow, bool terse,
+                         struct ofpbuf *buf, struct dpif_flow *out)
+    OVS_REQUIRES(dp->mutex)
+{
+    memset(out, 0, sizeof *out);
+    if (!terse) {
+        size_t key_ofs, mask_ofs, actions_ofs;
+
+        key_ofs = buf->size;
+        ofpbuf_put(buf, flow->key, flow->key_len);
+        mask_ofs = buf->size;
+        /* A flow put without a mask is an exact match, which a dump
+         * without a mask means too. */
+        if (flow->mask_len) {
+            ofpbuf_put(buf, flow->mask, flow->mask_len);
+        }
+        actions_ofs = buf->size;
+        ofpbuf_put(buf, flow->actions, flow->actions_len);
+
+        out->key = ofpbuf_at_assert(buf, key_ofs, flow->key_len);
+        out->key_len = flow->key_len;
+        out->mask_len = actions_ofs - mask_ofs;
+        out->mask = out->mask_len ? ofpbuf_at_assert(buf, mask_ofs,
+                                                     out->mask_len) : NULL;
+        out->actions_len = flow->actions_len;
+        out->actions = ofpbuf_at(buf, actions_ofs, flow->actions_len);
+    }
+    out->ufid = flow->ufid;
+    out->ufid_present = true;
+    out->pmd_id = PMD_ID_NULL;
+    dp_bpf_flow_get_stats(dp, flow, &out->stats);
+    out->attrs.offloaded = false;
+    out->attrs.dp_layer = "bpf";
+    out->attrs.dp_extra_info = NULL;
+}
+
+int
+dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+    ovs_u128 ufid;
+    int error = 0;
+
+    get_ufid(get->ufid, get->key, get->key_len, &ufid);
+    ovs_mutex_lock(&dp->mutex);
+    flow = dp_bpf_find_flow(dp, &ufid);
+    if (flow) {
+        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+int
+dpif_bpf_flow_flush(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow *flow;
+
+    ovs_mutex_lock(&dp->mutex);
+    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+        dp_bpf_flow_remove(dp, flow, NULL);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return 0;
+}
+
+struct dpif_bpf_flow_dump {
+    struct dpif_flow_dump up;
+    struct ovs_mutex mutex;
+    struct hmap_position pos OVS_GUARDED;
+    bool done OVS_GUARDED;
+};
+
+struct dpif_bpf_flow_dump_thread {
+    struct dpif_flow_dump_thread up;
+    struct dpif_bpf_flow_dump *dump;
+    struct ofpbuf bufs[DP_BPF_DUMP_BATCH];
+};
+
+static struct dpif_bpf_flow_dump *
+dpif_bpf_flow_dump_cast(struct dpif_flow_dump *dump)
+{
+    return CONTAINER_OF(dump, struct dpif_bpf_flow_dump, up);
+}
+
+static struct dpif_bpf_flow_dump_thread *
+dpif_bpf_flow_dump_thread_cast(struct dpif_flow_dump_thread *thread)
+{
+    return CONTAINER_OF(thread, struct dpif_bpf_flow_dump_thread, up);
+}
+
+struct dpif_flow_dump *
+dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
+                          struct dpif_flow_dump_types *types OVS_UNUSED)
+{
+    struct dpif_bpf_flow_dump *dump = xzalloc(sizeof *dump);
+
+    dpif_flow_dump_init(&dump->up, dpif);
+    dump->up.terse = terse;
+    ovs_mutex_init(&dump->mutex);
+    return &dump->up;
+}
+
+int
+dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+
+    ovs_mutex_destroy(&dump->mutex);
+    free(dump);
+    return 0;
+}
+
+struct dpif_flow_dump_thread *
+dpif_bpf_flow_dump_thread_create(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+    struct dpif_bpf_flow_dump_thread *thread = xzalloc(sizeof *thread);
+
+    dpif_flow_dump_thread_init(&thread->up, &dump->up);
+    thread->dump = dump;
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_init(&thread->bufs[i], 0);
+    }
+    return &thread->up;
+}
+
+void
+dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *thread_)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_uninit(&thread->bufs[i]);
+    }
+    free(thread);
+}
+
+int
+dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
+                        struct dpif_flow *flows, int max_flows)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+    struct dpif_bpf_flow_dump *dump = thread->dump;
+    struct dp_bpf *dp = get_dp_bpf(dump->up.dpif);
+    int n = 0;
+
+    max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
+
+    ovs_mutex_lock(&dump->mutex);
+    ovs_mutex_lock(&dp->mutex);
+    while (!dump->done && n < max_flows) {
+        struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
+        struct dp_bpf_flow *flow;
+
+        if (!node) {
+            dump->done = true;
+            break;
+        }
+        flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
+        ofpbuf_clear(&thread->bufs[n]);
+        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
+                                 &flows[n]);
+        n++;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    ovs_mutex_unlock(&dump->mutex);
+    return n;
+}

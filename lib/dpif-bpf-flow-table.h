@@ -1,0 +1,61 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef DPIF_BPF_FLOW_TABLE_H
+#define DPIF_BPF_FLOW_TABLE_H 1
+
+/* The megaflow table of the BPF datapath (see dpif-bpf-flow-table.c): the
+ * flow operations of the dpif class, and what the rest of dpif-bpf.c needs
+ * of the table. */
+
+#include <stdbool.h>
+
+#include "dpif-bpf-private.h"
+
+struct dpif;
+struct dpif_flow;
+struct dpif_flow_del;
+struct dpif_flow_dump;
+struct dpif_flow_dump_thread;
+struct dpif_flow_dump_types;
+struct dpif_flow_get;
+struct dpif_flow_put;
+struct dpif_flow_stats;
+
+/* Operations of the dpif class. */
+int dp_bpf_flow_put(struct dpif *, struct dpif_flow_put *);
+int dp_bpf_flow_del(struct dpif *, struct dpif_flow_del *);
+int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
+int dpif_bpf_flow_flush(struct dpif *);
+
+struct dpif_flow_dump *dpif_bpf_flow_dump_create(
+    const struct dpif *, bool terse, struct dpif_flow_dump_types *);
+int dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *);
+struct dpif_flow_dump_thread *dpif_bpf_flow_dump_thread_create(
+    struct dpif_flow_dump *);
+void dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *);
+int dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *,
+                            struct dpif_flow *, int max_flows);
+
+/* For the slow path and the datapath's destruction. */
+struct dp_bpf_flow *dp_bpf_find_flow_by_tkey(
+    const struct dp_bpf *dp, const struct ovs_bpf_flow_table_key *)
+    OVS_REQUIRES(dp->mutex);
+void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
+                        struct dpif_flow_stats *)
+    OVS_REQUIRES(dp->mutex);
+
+#endif /* dpif-bpf-flow-table.h */

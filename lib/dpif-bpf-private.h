@@ -1,0 +1,124 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef DPIF_BPF_PRIVATE_H
+#define DPIF_BPF_PRIVATE_H 1
+
+/* The state of a BPF datapath, shared by the files of the dpif provider:
+ * dpif-bpf.c, which owns it, and dpif-bpf-flow-table.c, which keeps its
+ * megaflow table.  Not for use outside lib/dpif-bpf*.c. */
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/datapath-abi.h"
+#include "dpif-bpf.h"
+#include "dpif-provider.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/types.h"
+#include "ovs-thread.h"
+#include "util.h"
+
+struct dpif_bpf_obj;
+struct dpif_bpf_upcalls;
+struct seq;
+
+/* One mask of the BPF mask list. */
+struct dp_bpf_mask {
+    struct ovs_bpf_mask entry;  /* As in 'flow_masks' (compiled). */
+    unsigned int refcnt;        /* Flows using it; 0 = free slot. */
+};
+
+struct dp_bpf_flow {
+    struct hmap_node ufid_node; /* In struct dp_bpf's 'flows'. */
+    struct hmap_node tkey_node; /* In struct dp_bpf's 'flows_by_tkey'. */
+    ovs_u128 ufid;
+    struct ovs_bpf_flow_table_key tkey;
+    uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
+
+    /* As given to flow_put(), for dumps and the slow path. */
+    struct nlattr *key;
+    size_t key_len;
+    struct nlattr *mask;
+    size_t mask_len;
+    struct nlattr *actions;
+    size_t actions_len;
+};
+
+struct dp_bpf {
+    char *name;
+    const struct dpif_class *class;
+    int ref_cnt;                /* Protected by dp_bpf_mutex. */
+    bool destroyed;
+
+    struct dpif_bpf_obj *obj;
+    uint8_t secret[OVS_BPF_SECRET_LEN];
+
+    /* Names of the kernel objects of this datapath: the TAP device, the pin
+     * directory and the hidden ends of internal ports are named after the
+     * datapath and, if set, the OVS_BPF_INSTANCE environment variable. */
+    char *instance;
+
+    /* Downcall TAP device. */
+    int tap_fd;
+    int tap_ifindex;
+    char tap_name[IFNAMSIZ];
+    bool tap_created_qdisc;
+
+    struct ovs_mutex mutex;
+    struct hmap ports OVS_GUARDED;
+    struct seq *port_seq;       /* Changes when ports change. */
+    struct hmap flows OVS_GUARDED;          /* By ufid. */
+    struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
+    size_t n_flows OVS_GUARDED;
+    struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
+    uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
+    uint32_t mask_range OVS_GUARDED;        /* dp_config.n_masks. */
+    uint32_t flow_limit OVS_GUARDED;
+    uint32_t max_masks OVS_GUARDED;
+
+    /* Upcalls.  Nonnull while upcalls are enabled (recv_set()). */
+    struct ovs_rwlock upcall_rwlock;
+    struct dpif_bpf_upcalls *upcalls OVS_GUARDED_BY(upcall_rwlock);
+    uint32_t n_handlers OVS_GUARDED_BY(upcall_rwlock);
+};
+
+struct dpif_bpf {
+    struct dpif dpif;
+    struct dp_bpf *dp;
+    uint64_t last_port_seq;
+};
+
+static inline struct dpif_bpf *
+dpif_bpf_cast(const struct dpif *dpif)
+{
+    dpif_assert_class(dpif, &dpif_bpf_class);
+    return CONTAINER_OF(dpif, struct dpif_bpf, dpif);
+}
+
+static inline struct dp_bpf *
+get_dp_bpf(const struct dpif *dpif)
+{
+    return dpif_bpf_cast(dpif)->dp;
+}
+
+/* Writes the mask range, the TAP's ifindex and the secret into the BPF
+ * 'dp_config' map (dpif-bpf.c). */
+int dp_bpf_write_config(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+
+#endif /* dpif-bpf-private.h */
