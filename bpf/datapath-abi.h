@@ -394,7 +394,7 @@ struct ovs_bpf_port {
     OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
     OVS_BPF_DP_STAT(DOWNCALL, "downcall", "Downcalls accepted.")           \
     OVS_BPF_DP_STAT(DOWNCALL_FORGED, "downcall_forged",                    \
-                    "Downcalls dropped: bad ethertype, magic or secret.")             \
+                    "Downcalls dropped: bad ethertype, magic or secret.") \
     OVS_BPF_DP_STAT(DOWNCALL_MALFORMED, "downcall_malformed",              \
                     "Downcalls dropped: bad metadata.")                    \
     OVS_BPF_DP_STAT(PARSE_ERROR, "parse_error",                            \

@@ -95,8 +95,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
     asm volatile("" ::: "memory");
     downcall = s->reentry == OVS_BPF_REENTRY_DOWNCALL;
     s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_process(skb, s, s->key.in_port, s->key.recirc_id,
-                           s->key.dp_hash, downcall);
+    return ovs_bpf_process(skb, s, downcall);
 }
 
 SEC("tc")

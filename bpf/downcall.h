@@ -158,16 +158,13 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     skb->mark = dc.skb_mark;
     ovs_bpf_cb_init(skb);
     s->n_actions = n;
-    s->clone_active = 0;
 
-    /* The key: the metadata of the downcall and the parsed packet, which
-     * the set-field actions (L3/L4 offsets), hash and recirculation use. */
-    __builtin_memset(&s->key, 0, sizeof s->key);
+    /* The metadata of this pass, for the ingress program, which builds the
+     * rest of the key (priority and mark from the skb, the packet's fields
+     * from the parser) as for any packet. */
     s->key.in_port = dc.in_port;
     s->key.recirc_id = dc.recirc_id;
     s->key.dp_hash = dc.dp_hash;
-    s->key.skb_priority = dc.skb_priority;
-    s->key.skb_mark = dc.skb_mark;
     /* The ingress program parses the packet and runs the actions: the
      * parser, the bulk of the verifier's work, is verified there only.
      * This takes one of the 33 tail calls the kernel allows a packet:

@@ -216,14 +216,18 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     return ovs_bpf_run_actions(skb, s, 0);
 }
 
-/* Builds the key of this pass (metadata from the arguments, packet fields
- * from the parser), then looks it up and runs the actions, or with
+/* Builds the key of this pass (in_port, recirc_id and dp_hash as the
+ * caller set them in 's->key', priority and mark from the skb, packet
+ * fields from the parser), then looks it up and runs the actions, or with
  * 'downcall' runs the actions already in 's'. */
 static __always_inline int
 ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                __u32 in_port, __u32 recirc_id, __u32 dp_hash, bool downcall)
+                bool downcall)
 {
     struct ovs_bpf_flow_key *key = &s->key;
+    __u32 in_port = key->in_port;
+    __u32 recirc_id = key->recirc_id;
+    __u32 dp_hash = key->dp_hash;
 
     __builtin_memset(key, 0, sizeof *key);
     key->in_port = in_port;

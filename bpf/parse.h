@@ -224,21 +224,16 @@ ovs_bpf_nd_opt_step(__u32 i, void *w_)
         w->state = OVS_BPF_WALK_DONE;
         return 1;
     }
-    if (opt[0] == OVS_BPF_ND_OPT_SOURCE_LINKADDR && opt_len == 8) {
-        if (!ovs_bpf_mac_is_zero(w->sll)) {
+    if (opt_len == 8 && (opt[0] == OVS_BPF_ND_OPT_SOURCE_LINKADDR
+                         || opt[0] == OVS_BPF_ND_OPT_TARGET_LINKADDR)) {
+        __u8 *lla = opt[0] == OVS_BPF_ND_OPT_SOURCE_LINKADDR ? w->sll
+                                                             : w->tll;
+
+        if (!ovs_bpf_mac_is_zero(lla)) {
             w->state = OVS_BPF_WALK_BAD;    /* The same option twice. */
             return 1;
         }
-        __builtin_memcpy(w->sll, opt + 2, 6);
-        if (!w->opt_type) {
-            w->opt_type = opt[0];
-        }
-    } else if (opt[0] == OVS_BPF_ND_OPT_TARGET_LINKADDR && opt_len == 8) {
-        if (!ovs_bpf_mac_is_zero(w->tll)) {
-            w->state = OVS_BPF_WALK_BAD;
-            return 1;
-        }
-        __builtin_memcpy(w->tll, opt + 2, 6);
+        __builtin_memcpy(lla, opt + 2, 6);
         if (!w->opt_type) {
             w->opt_type = opt[0];
         }

@@ -19,6 +19,15 @@ byte for byte in a capture.
     bpf-packets.py send IFACE KIND [COUNT]   send frame KIND on IFACE
     bpf-packets.py count PCAP KIND           frames of PCAP equal to KIND
 
+or, for frames listed in a FILE of hex lines ('#' starts a comment):
+
+    bpf-packets.py send-file IFACE FILE      send each frame of FILE
+    bpf-packets.py n-frames FILE             how many frames FILE has
+    bpf-packets.py n-captured PCAP           how many frames PCAP has
+    bpf-packets.py check PCAP FILE COPIES    whether COPIES unchanged copies
+                                             of each frame of FILE, and
+                                             nothing else, are in PCAP
+
 Every frame goes from f0:00:00:01:01:01 (fc00::1) to f0:00:00:01:01:02
 (fc00::2).  For each bound of the BPF parser (bpf/parse.h) there is an "ordinary"
 frame, a "long" frame that goes past the parser's old, lower bound but not
@@ -27,6 +36,8 @@ partial key of the long or deep frame, parsed up to the bound, equals the
 key of the ordinary frame.
 """
 
+import os
+import re
 import socket
 import struct
 import sys
@@ -40,10 +51,22 @@ IPPROTO_UDP = 17
 IPPROTO_ICMPV6 = 58
 IPPROTO_DSTOPTS = 60
 
-# The parser's bounds (OVS_BPF_MAX_IPV6_EXT and OVS_BPF_MAX_ND_OPTS of
-# bpf/datapath-abi.h), and those of ABI version 3 and earlier.
-MAX_IPV6_EXT = 64
-MAX_ND_OPTS = 64
+
+
+def abi_constant(name):
+    """The value of '#define NAME N' in bpf/datapath-abi.h."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "bpf", "datapath-abi.h")
+    for line in open(path):
+        m = re.match(r"#define %s (\d+)" % name, line)
+        if m:
+            return int(m.group(1))
+    raise SystemExit("%s: no %s" % (path, name))
+
+
+# The parser's bounds, and those of ABI version 3 and earlier.
+MAX_IPV6_EXT = abi_constant("OVS_BPF_MAX_IPV6_EXT")
+MAX_ND_OPTS = abi_constant("OVS_BPF_MAX_ND_OPTS")
 OLD_MAX_IPV6_EXT = 8
 OLD_MAX_ND_OPTS = 16
 
@@ -113,23 +136,30 @@ KINDS = {
 }
 
 
-def send(iface, kind, count):
-    frame = KINDS[kind]()
+def send(iface, frames):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
-    for _ in range(count):
+    for frame in frames:
         s.send(frame)
     s.close()
 
 
-def count(pcap, kind):
-    """Counts the frames of 'pcap' (as tcpdump -w writes it, possibly with
-    a record still being written at its end) equal to frame 'kind'."""
-    frame = KINDS[kind]()
+def frames_of_file(path):
+    out = []
+    for line in open(path):
+        hexdigits = "".join(line.split("#")[0].split())
+        if hexdigits:
+            out.append(bytes.fromhex(hexdigits))
+    return out
+
+
+def captured(pcap):
+    """The complete frames of 'pcap', as tcpdump -w writes it (possibly
+    with a record still being written at its end)."""
     with open(pcap, "rb") as f:
         data = f.read()
     if len(data) < 24:
-        return 0
+        return []
     magic = data[:4]
     if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
         endian = "<"
@@ -137,25 +167,53 @@ def count(pcap, kind):
         endian = ">"
     else:
         raise SystemExit("%s: not a pcap file" % pcap)
-    n = 0
+    out = []
     off = 24
     while off + 16 <= len(data):
         incl_len, orig_len = struct.unpack(endian + "II", data[off + 8:off + 16])
         off += 16
         if off + incl_len > len(data):
             break
-        if incl_len == orig_len and data[off:off + incl_len] == frame:
-            n += 1
+        if incl_len == orig_len:
+            out.append(data[off:off + incl_len])
         off += incl_len
-    return n
+    return out
+
+
+def check(pcap, sent, copies):
+    """Whether 'pcap' holds 'copies' unchanged copies of each frame of
+    'sent' and nothing else; says what differs."""
+    got = captured(pcap)
+    ok = True
+    for i, frame in enumerate(sent):
+        n = got.count(frame)
+        if n != copies:
+            print("frame %d: %d copies arrived unchanged, expected %d"
+                  % (i + 1, n, copies))
+            ok = False
+    for frame in got:
+        if frame not in sent:
+            print("arrived changed or unexpected: %s" % frame.hex())
+            ok = False
+    return ok
 
 
 def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "send":
-        send(sys.argv[2], sys.argv[3],
-             int(sys.argv[4]) if len(sys.argv) > 4 else 1)
-    elif len(sys.argv) == 4 and sys.argv[1] == "count":
-        print(count(sys.argv[2], sys.argv[3]))
+    args = sys.argv[1:]
+    if len(args) in (3, 4) and args[0] == "send":
+        send(args[1], [KINDS[args[2]]()] * (int(args[3]) if len(args) > 3
+                                             else 1))
+    elif len(args) == 3 and args[0] == "count":
+        print(captured(args[1]).count(KINDS[args[2]]()))
+    elif len(args) == 3 and args[0] == "send-file":
+        send(args[1], frames_of_file(args[2]))
+    elif len(args) == 2 and args[0] == "n-frames":
+        print(len(frames_of_file(args[1])))
+    elif len(args) == 2 and args[0] == "n-captured":
+        print(len(captured(args[1])))
+    elif len(args) == 4 and args[0] == "check":
+        sys.exit(0 if check(args[1], frames_of_file(args[2]), int(args[3]))
+                 else 1)
     else:
         sys.exit(__doc__)
 
