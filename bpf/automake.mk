@@ -16,6 +16,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-loader.h \
 	lib/dpif-bpf-odp.c \
 	lib/dpif-bpf-odp.h \
+	lib/dpif-bpf-port.c \
+	lib/dpif-bpf-port.h \
 	lib/dpif-bpf-private.h \
 	lib/dpif-bpf-upcall.c \
 	lib/dpif-bpf-upcall.h

@@ -23,8 +23,8 @@
  * slow path's side:
  *
  *   - It owns the datapath: loads the object (dpif-bpf-loader.c), creates
- *     the downcall TAP device (dpif-bpf-linux.c), attaches the programs to
- *     the ports.
+ *     the downcall TAP device (dpif-bpf-linux.c) and attaches the downcall
+ *     program to it.
  *
  *   - dpif-bpf-flow-table.c keeps the authoritative copy of the flow table,
  *     keyed by ufid, with the ODP key, mask and actions as ofproto gave
@@ -37,13 +37,9 @@
  *     frame that carries its actions in a trailer that the downcall program
  *     checks and strips.
  *
- * Datapath ports are numbered by this file; the 'ports' and 'ifindexes' maps
- * translate between odp port numbers and ifindexes for the BPF programs.  An
- * "internal" port (the bridge's own interface) is a veth pair: the end the
- * user sees has the port's name, the hidden end (named "ovsbpf<hash>") has
- * the ingress program, and output to the port is a redirect to the hidden
- * end, so that the packet arrives on the visible one (dpif-bpf-linux.c
- * creates the pair).
+ *   - dpif-bpf-port.c numbers the ports, fills the 'ports' and 'ifindexes'
+ *     maps that translate between odp port numbers and ifindexes for the
+ *     BPF programs, and attaches the ingress program to each port.
  *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
  * bridges of type "system" share "ovs-system".  The datapath lives as long as
@@ -58,7 +54,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -72,12 +67,12 @@
 #include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-port.h"
 #include "dpif-bpf-private.h"
 #include "dpif-bpf-upcall.h"
 #include "dpif-provider.h"
 #include "flow.h"
 #include "hash.h"
-#include "netdev.h"
 #include "netlink.h"
 #include "odp-execute.h"
 #include "odp-util.h"
@@ -108,29 +103,12 @@ COVERAGE_DEFINE(dpif_bpf_execute_userspace);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
-struct dp_bpf_port {
-    struct hmap_node node;      /* In struct dp_bpf's 'ports'. */
-    odp_port_t port_no;
-    char *name;
-    char *type;                 /* "system", "internal" or "tap". */
-    struct netdev *netdev;
-    struct netdev_saved_flags *sf;
-
-    int ifindex;                /* The device the user sees. */
-    int attach_ifindex;         /* Where the ingress program runs. */
-    char *peer_name;            /* Internal ports: the hidden veth end. */
-    bool created_qdisc;
-};
-
-
 static struct ovs_mutex dp_bpf_mutex = OVS_MUTEX_INITIALIZER;
 static struct shash dp_bpfs OVS_GUARDED_BY(dp_bpf_mutex)
     = SHASH_INITIALIZER(&dp_bpfs);
 
 static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
                            const struct ovs_bpf_action *, uint32_t n_actions);
-static void dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *)
-    OVS_REQUIRES(dp->mutex);
 
 /* ------------------------------------------------------------------ */
 /* Datapath creation and destruction.                                 */
@@ -256,7 +234,6 @@ error:
 static void
 dp_bpf_free(struct dp_bpf *dp)
 {
-    struct dp_bpf_port *port;
     struct dp_bpf_flow *flow;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
@@ -265,9 +242,7 @@ dp_bpf_free(struct dp_bpf *dp)
     ovs_rwlock_unlock(&dp->upcall_rwlock);
 
     ovs_mutex_lock(&dp->mutex);
-    HMAP_FOR_EACH_SAFE (port, node, &dp->ports) {
-        dp_bpf_port_remove(dp, port);
-    }
+    dp_bpf_ports_remove_all(dp);
     HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
         dp_bpf_flow_remove(dp, flow, NULL);
     }
@@ -463,360 +438,6 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     stats->n_masks = dp->n_masks;
     ovs_mutex_unlock(&dp->mutex);
     return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Ports.                                                             */
-/* ------------------------------------------------------------------ */
-
-static struct dp_bpf_port *
-dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct dp_bpf_port *port;
-
-    HMAP_FOR_EACH_WITH_HASH (port, node, hash_odp_port(port_no), &dp->ports) {
-        if (port->port_no == port_no) {
-            return port;
-        }
-    }
-    return NULL;
-}
-
-static struct dp_bpf_port *
-dp_bpf_lookup_port_by_name(const struct dp_bpf *dp, const char *name)
-    OVS_REQUIRES(dp->mutex)
-{
-    struct dp_bpf_port *port;
-
-    HMAP_FOR_EACH (port, node, &dp->ports) {
-        if (!strcmp(port->name, name)) {
-            return port;
-        }
-    }
-    return NULL;
-}
-
-static odp_port_t
-choose_port(const struct dp_bpf *dp)
-    OVS_REQUIRES(dp->mutex)
-{
-    for (uint32_t i = 1; i < OVS_BPF_MAX_PORTS; i++) {
-        if (!dp_bpf_lookup_port(dp, u32_to_odp(i))) {
-            return u32_to_odp(i);
-        }
-    }
-    return ODPP_NONE;
-}
-
-/* Undoes what port_add() did, in the reverse order: first the BPF programs
- * stop seeing the port, then the program and devices go. */
-/* Clears entry 'port_no' of the 'ports' array: output to it drops. */
-static void
-dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
-{
-    struct ovs_bpf_port info;
-
-    memset(&info, 0, sizeof info);
-    bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY);
-}
-
-static void
-dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
-    OVS_REQUIRES(dp->mutex)
-{
-    uint32_t port_no = odp_to_u32(port->port_no);
-    uint32_t ifindex = port->attach_ifindex;
-
-    if (ifindex) {
-        bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
-    }
-    dp_bpf_port_map_clear(dp, port_no);
-    if (port->attach_ifindex) {
-        dpif_bpf_tc_detach(port->attach_ifindex, port->created_qdisc);
-    }
-    if (port->peer_name) {
-        /* Deleting one end of a veth pair deletes both. */
-        dpif_bpf_link_delete(port->peer_name);
-    }
-    netdev_restore_flags(port->sf);
-    netdev_close(port->netdev);
-
-    hmap_remove(&dp->ports, &port->node);
-    seq_change(dp->port_seq);
-    free(port->name);
-    free(port->type);
-    free(port->peer_name);
-    free(port);
-}
-
-static int
-dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
-    OVS_REQUIRES(dp->mutex)
-{
-    const char *name = netdev_get_name(netdev);
-    const char *type = netdev_get_type(netdev);
-    struct ovs_bpf_port info;
-    struct dp_bpf_port *port;
-    uint32_t port_no32 = odp_to_u32(port_no);
-    uint32_t attach_ifindex;
-    int error;
-
-    if (strcmp(type, "system") && strcmp(type, "internal")
-        && strcmp(type, "tap")) {
-        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
-                     "support ports of type %s", dp->name, name, type);
-        return EOPNOTSUPP;
-    }
-
-    port = xzalloc(sizeof *port);
-    port->port_no = port_no;
-    port->name = xstrdup(name);
-    port->type = xstrdup(type);
-    port->netdev = netdev_ref(netdev);
-    hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
-
-    if (!strcmp(type, "internal")) {
-        port->peer_name = xasprintf("ovsbpf%08"PRIx32,
-                                    hash_string(name,
-                                                hash_string(dp->instance, 0)));
-        /* A veth pair that a killed ovs-vswitchd left behind. */
-        dpif_bpf_link_delete(port->peer_name);
-        error = dpif_bpf_veth_create(name, port->peer_name);
-        if (error) {
-            VLOG_WARN("%s: cannot create veth pair %s/%s for internal port "
-                      "(%s)", dp->name, name, port->peer_name,
-                      ovs_strerror(error));
-            free(port->peer_name);
-            port->peer_name = NULL;
-            goto error;
-        }
-        dpif_bpf_link_disable_ipv6(port->peer_name);
-        port->ifindex = if_nametoindex(name);
-        port->attach_ifindex = if_nametoindex(port->peer_name);
-        /* The hidden end is always up, the visible end is up when the user
-         * brings it up, as with the kernel datapath's internal devices. */
-        error = (port->attach_ifindex
-                 ? dpif_bpf_link_set_up(port->attach_ifindex) : 0);
-        if (error) {
-            VLOG_WARN("%s: cannot bring %s up (%s)", dp->name,
-                      port->peer_name, ovs_strerror(error));
-            goto error;
-        }
-    } else {
-        port->ifindex = port->attach_ifindex = if_nametoindex(name);
-    }
-    if (!port->ifindex || !port->attach_ifindex) {
-        error = ENODEV;
-        port->attach_ifindex = 0;
-        goto error;
-    }
-
-    if (strcmp(type, "internal")) {
-        /* As the kernel datapath does: a port receives every frame. */
-        error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
-        if (error) {
-            VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
-                      dp->name, name, ovs_strerror(error));
-            goto error;
-        }
-    }
-
-    /* The maps first, so that the program finds the port as soon as it
-     * runs.  Output to an internal port goes to the egress of the hidden
-     * end, that is to the visible end's ingress. */
-    attach_ifindex = port->attach_ifindex;
-    memset(&info, 0, sizeof info);
-    info.ifindex = port->attach_ifindex;
-    info.flags = 0;
-    if (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info, BPF_ANY)
-        || bpf_map_update_elem(dp->obj->ifindexes_fd, &attach_ifindex,
-                               &port_no32, BPF_ANY)) {
-        error = errno;
-        VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
-                  ovs_strerror(error));
-        goto error;
-    }
-
-    error = dpif_bpf_tc_attach(port->attach_ifindex,
-                               port->peer_name ? port->peer_name : name,
-                               dp->obj->ingress_prog_fd,
-                               &port->created_qdisc);
-    if (error) {
-        /* Not attached: do not detach. */
-        goto error_detached;
-    }
-
-    seq_change(dp->port_seq);
-    VLOG_INFO("%s: added port %s (%s) as port %"PRIu32" (ifindex %d)",
-              dp->name, name, type, port_no32, port->attach_ifindex);
-    return 0;
-
-error_detached:
-    bpf_map_delete_elem(dp->obj->ifindexes_fd, &attach_ifindex);
-    dp_bpf_port_map_clear(dp, port_no32);
-    port->attach_ifindex = 0;
-error:
-    dp_bpf_port_remove(dp, port);
-    return error;
-}
-
-static int
-dpif_bpf_port_add(struct dpif *dpif, struct netdev *netdev,
-                  odp_port_t *port_nop)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    int error;
-
-    ovs_mutex_lock(&dp->mutex);
-    if (dp_bpf_lookup_port_by_name(dp, netdev_get_name(netdev))) {
-        error = EEXIST;
-    } else if (*port_nop != ODPP_NONE) {
-        if (odp_to_u32(*port_nop) >= OVS_BPF_MAX_PORTS) {
-            error = EFBIG;
-        } else if (dp_bpf_lookup_port(dp, *port_nop)) {
-            error = EBUSY;
-        } else {
-            error = 0;
-        }
-    } else {
-        *port_nop = choose_port(dp);
-        error = *port_nop == ODPP_NONE ? EFBIG : 0;
-    }
-    if (!error) {
-        error = dp_bpf_port_add(dp, netdev, *port_nop);
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return error;
-}
-
-static int
-dpif_bpf_port_del(struct dpif *dpif, odp_port_t port_no)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_port *port;
-    int error = 0;
-
-    ovs_mutex_lock(&dp->mutex);
-    port = dp_bpf_lookup_port(dp, port_no);
-    if (port) {
-        dp_bpf_port_remove(dp, port);
-    } else {
-        error = ENOENT;
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return error;
-}
-
-static void
-answer_port_query(const struct dp_bpf_port *port, struct dpif_port *dpif_port)
-{
-    dpif_port->name = xstrdup(port->name);
-    dpif_port->type = xstrdup(port->type);
-    dpif_port->port_no = port->port_no;
-}
-
-static int
-dpif_bpf_port_query_by_number(const struct dpif *dpif, odp_port_t port_no,
-                              struct dpif_port *dpif_port)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_port *port;
-
-    ovs_mutex_lock(&dp->mutex);
-    port = dp_bpf_lookup_port(dp, port_no);
-    if (port && dpif_port) {
-        answer_port_query(port, dpif_port);
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return port ? 0 : ENODEV;
-}
-
-static int
-dpif_bpf_port_query_by_name(const struct dpif *dpif, const char *devname,
-                            struct dpif_port *dpif_port)
-{
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_port *port;
-
-    ovs_mutex_lock(&dp->mutex);
-    port = dp_bpf_lookup_port_by_name(dp, devname);
-    if (port && dpif_port) {
-        answer_port_query(port, dpif_port);
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return port ? 0 : ENODEV;
-}
-
-struct dpif_bpf_port_state {
-    uint32_t next;              /* Next port number to look at. */
-    struct dpif_port port;      /* Returned by the last dump_next(). */
-};
-
-static int
-dpif_bpf_port_dump_start(const struct dpif *dpif OVS_UNUSED, void **statep)
-{
-    *statep = xzalloc(sizeof(struct dpif_bpf_port_state));
-    return 0;
-}
-
-static int
-dpif_bpf_port_dump_next(const struct dpif *dpif, void *state_,
-                        struct dpif_port *dpif_port)
-{
-    struct dpif_bpf_port_state *state = state_;
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    int error = EOF;
-
-    dpif_port_destroy(&state->port);
-    memset(&state->port, 0, sizeof state->port);
-
-    ovs_mutex_lock(&dp->mutex);
-    for (; state->next < OVS_BPF_MAX_PORTS; state->next++) {
-        struct dp_bpf_port *port;
-
-        port = dp_bpf_lookup_port(dp, u32_to_odp(state->next));
-        if (port) {
-            answer_port_query(port, &state->port);
-            *dpif_port = state->port;
-            state->next++;
-            error = 0;
-            break;
-        }
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    return error;
-}
-
-static int
-dpif_bpf_port_dump_done(const struct dpif *dpif OVS_UNUSED, void *state_)
-{
-    struct dpif_bpf_port_state *state = state_;
-
-    dpif_port_destroy(&state->port);
-    free(state);
-    return 0;
-}
-
-static int
-dpif_bpf_port_poll(const struct dpif *dpif_, char **devnamep OVS_UNUSED)
-{
-    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
-    uint64_t new_port_seq = seq_read(dpif->dp->port_seq);
-
-    if (dpif->last_port_seq != new_port_seq) {
-        dpif->last_port_seq = new_port_seq;
-        return ENOBUFS;
-    }
-    return EAGAIN;
-}
-
-static void
-dpif_bpf_port_poll_wait(const struct dpif *dpif_)
-{
-    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
-
-    seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
 }
 
 /* ------------------------------------------------------------------ */

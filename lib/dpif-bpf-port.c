@@ -1,0 +1,430 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The ports of the BPF datapath: numbering, the 'ports' and 'ifindexes' maps
+ * that the BPF programs read, attaching the ingress program, and the port
+ * operations of the dpif class.
+ *
+ * A port of type "system" or "tap" is the device itself: the ingress program
+ * runs at its TC ingress hook and output to it is a redirect to its egress.
+ * An "internal" port (the bridge's own interface) is a veth pair: the end the
+ * user sees has the port's name, the hidden end (named "ovsbpf<hash>") has
+ * the ingress program, and output to the port is a redirect to the hidden
+ * end, so that the packet arrives on the visible one (dpif-bpf-linux.c
+ * creates the pair). */
+
+#include <config.h>
+
+#include "dpif-bpf-port.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/datapath-abi.h"
+#include "dpif-bpf-linux.h"
+#include "dpif-bpf-loader.h"
+#include "dpif-bpf-private.h"
+#include "dpif-provider.h"
+#include "hash.h"
+#include "netdev.h"
+#include "odp-util.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/vlog.h"
+#include "seq.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpif_bpf_port);
+
+static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+struct dp_bpf_port {
+    struct hmap_node node;      /* In struct dp_bpf's 'ports'. */
+    odp_port_t port_no;
+    char *name;
+    char *type;                 /* "system", "internal" or "tap". */
+    struct netdev *netdev;
+    struct netdev_saved_flags *sf;
+
+    int ifindex;                /* The device the user sees. */
+    int attach_ifindex;         /* Where the ingress program runs. */
+    char *peer_name;            /* Internal ports: the hidden veth end. */
+    bool created_qdisc;
+};
+
+static struct dp_bpf_port *
+dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH_WITH_HASH (port, node, hash_odp_port(port_no), &dp->ports) {
+        if (port->port_no == port_no) {
+            return port;
+        }
+    }
+    return NULL;
+}
+
+static struct dp_bpf_port *
+dp_bpf_lookup_port_by_name(const struct dp_bpf *dp, const char *name)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH (port, node, &dp->ports) {
+        if (!strcmp(port->name, name)) {
+            return port;
+        }
+    }
+    return NULL;
+}
+
+static odp_port_t
+choose_port(const struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    for (uint32_t i = 1; i < OVS_BPF_MAX_PORTS; i++) {
+        if (!dp_bpf_lookup_port(dp, u32_to_odp(i))) {
+            return u32_to_odp(i);
+        }
+    }
+    return ODPP_NONE;
+}
+
+/* Clears entry 'port_no' of the 'ports' array: output to it drops. */
+static void
+dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
+{
+    struct ovs_bpf_port info;
+
+    memset(&info, 0, sizeof info);
+    bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY);
+}
+
+/* Undoes what dp_bpf_port_add() did, in the reverse order: first the BPF
+ * programs stop seeing the port, then the program and devices go. */
+static void
+dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    uint32_t ifindex = port->attach_ifindex;
+
+    if (ifindex) {
+        bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
+    }
+    dp_bpf_port_map_clear(dp, port_no);
+    if (port->attach_ifindex) {
+        dpif_bpf_tc_detach(port->attach_ifindex, port->created_qdisc);
+    }
+    if (port->peer_name) {
+        /* Deleting one end of a veth pair deletes both. */
+        dpif_bpf_link_delete(port->peer_name);
+    }
+    netdev_restore_flags(port->sf);
+    netdev_close(port->netdev);
+
+    hmap_remove(&dp->ports, &port->node);
+    seq_change(dp->port_seq);
+    free(port->name);
+    free(port->type);
+    free(port->peer_name);
+    free(port);
+}
+
+static int
+dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    const char *name = netdev_get_name(netdev);
+    const char *type = netdev_get_type(netdev);
+    struct ovs_bpf_port info;
+    struct dp_bpf_port *port;
+    uint32_t port_no32 = odp_to_u32(port_no);
+    uint32_t attach_ifindex;
+    int error;
+
+    if (strcmp(type, "system") && strcmp(type, "internal")
+        && strcmp(type, "tap")) {
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
+                     "support ports of type %s", dp->name, name, type);
+        return EOPNOTSUPP;
+    }
+
+    port = xzalloc(sizeof *port);
+    port->port_no = port_no;
+    port->name = xstrdup(name);
+    port->type = xstrdup(type);
+    port->netdev = netdev_ref(netdev);
+    hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
+
+    if (!strcmp(type, "internal")) {
+        port->peer_name = xasprintf("ovsbpf%08"PRIx32,
+                                    hash_string(name,
+                                                hash_string(dp->instance, 0)));
+        /* A veth pair that a killed ovs-vswitchd left behind. */
+        dpif_bpf_link_delete(port->peer_name);
+        error = dpif_bpf_veth_create(name, port->peer_name);
+        if (error) {
+            VLOG_WARN("%s: cannot create veth pair %s/%s for internal port "
+                      "(%s)", dp->name, name, port->peer_name,
+                      ovs_strerror(error));
+            free(port->peer_name);
+            port->peer_name = NULL;
+            goto error;
+        }
+        dpif_bpf_link_disable_ipv6(port->peer_name);
+        port->ifindex = if_nametoindex(name);
+        port->attach_ifindex = if_nametoindex(port->peer_name);
+        /* The hidden end is always up, the visible end is up when the user
+         * brings it up, as with the kernel datapath's internal devices. */
+        error = (port->attach_ifindex
+                 ? dpif_bpf_link_set_up(port->attach_ifindex) : 0);
+        if (error) {
+            VLOG_WARN("%s: cannot bring %s up (%s)", dp->name,
+                      port->peer_name, ovs_strerror(error));
+            goto error;
+        }
+    } else {
+        port->ifindex = port->attach_ifindex = if_nametoindex(name);
+    }
+    if (!port->ifindex || !port->attach_ifindex) {
+        error = ENODEV;
+        port->attach_ifindex = 0;
+        goto error;
+    }
+
+    if (strcmp(type, "internal")) {
+        /* As the kernel datapath does: a port receives every frame. */
+        error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
+        if (error) {
+            VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
+                      dp->name, name, ovs_strerror(error));
+            goto error;
+        }
+    }
+
+    /* The maps first, so that the program finds the port as soon as it
+     * runs.  Output to an internal port goes to the egress of the hidden
+     * end, that is to the visible end's ingress. */
+    attach_ifindex = port->attach_ifindex;
+    memset(&info, 0, sizeof info);
+    info.ifindex = port->attach_ifindex;
+    info.flags = 0;
+    if (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info, BPF_ANY)
+        || bpf_map_update_elem(dp->obj->ifindexes_fd, &attach_ifindex,
+                               &port_no32, BPF_ANY)) {
+        error = errno;
+        VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
+                  ovs_strerror(error));
+        goto error;
+    }
+
+    error = dpif_bpf_tc_attach(port->attach_ifindex,
+                               port->peer_name ? port->peer_name : name,
+                               dp->obj->ingress_prog_fd,
+                               &port->created_qdisc);
+    if (error) {
+        /* Not attached: do not detach. */
+        goto error_detached;
+    }
+
+    seq_change(dp->port_seq);
+    VLOG_INFO("%s: added port %s (%s) as port %"PRIu32" (ifindex %d)",
+              dp->name, name, type, port_no32, port->attach_ifindex);
+    return 0;
+
+error_detached:
+    bpf_map_delete_elem(dp->obj->ifindexes_fd, &attach_ifindex);
+    dp_bpf_port_map_clear(dp, port_no32);
+    port->attach_ifindex = 0;
+error:
+    dp_bpf_port_remove(dp, port);
+    return error;
+}
+
+int
+dpif_bpf_port_add(struct dpif *dpif, struct netdev *netdev,
+                  odp_port_t *port_nop)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    if (dp_bpf_lookup_port_by_name(dp, netdev_get_name(netdev))) {
+        error = EEXIST;
+    } else if (*port_nop != ODPP_NONE) {
+        if (odp_to_u32(*port_nop) >= OVS_BPF_MAX_PORTS) {
+            error = EFBIG;
+        } else if (dp_bpf_lookup_port(dp, *port_nop)) {
+            error = EBUSY;
+        } else {
+            error = 0;
+        }
+    } else {
+        *port_nop = choose_port(dp);
+        error = *port_nop == ODPP_NONE ? EFBIG : 0;
+    }
+    if (!error) {
+        error = dp_bpf_port_add(dp, netdev, *port_nop);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+int
+dpif_bpf_port_del(struct dpif *dpif, odp_port_t port_no)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+    int error = 0;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port(dp, port_no);
+    if (port) {
+        dp_bpf_port_remove(dp, port);
+    } else {
+        error = ENOENT;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+static void
+answer_port_query(const struct dp_bpf_port *port, struct dpif_port *dpif_port)
+{
+    dpif_port->name = xstrdup(port->name);
+    dpif_port->type = xstrdup(port->type);
+    dpif_port->port_no = port->port_no;
+}
+
+int
+dpif_bpf_port_query_by_number(const struct dpif *dpif, odp_port_t port_no,
+                              struct dpif_port *dpif_port)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port(dp, port_no);
+    if (port && dpif_port) {
+        answer_port_query(port, dpif_port);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENODEV;
+}
+
+int
+dpif_bpf_port_query_by_name(const struct dpif *dpif, const char *devname,
+                            struct dpif_port *dpif_port)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_port *port;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port_by_name(dp, devname);
+    if (port && dpif_port) {
+        answer_port_query(port, dpif_port);
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENODEV;
+}
+
+struct dpif_bpf_port_state {
+    uint32_t next;              /* Next port number to look at. */
+    struct dpif_port port;      /* Returned by the last dump_next(). */
+};
+
+int
+dpif_bpf_port_dump_start(const struct dpif *dpif OVS_UNUSED, void **statep)
+{
+    *statep = xzalloc(sizeof(struct dpif_bpf_port_state));
+    return 0;
+}
+
+int
+dpif_bpf_port_dump_next(const struct dpif *dpif, void *state_,
+                        struct dpif_port *dpif_port)
+{
+    struct dpif_bpf_port_state *state = state_;
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error = EOF;
+
+    dpif_port_destroy(&state->port);
+    memset(&state->port, 0, sizeof state->port);
+
+    ovs_mutex_lock(&dp->mutex);
+    for (; state->next < OVS_BPF_MAX_PORTS; state->next++) {
+        struct dp_bpf_port *port;
+
+        port = dp_bpf_lookup_port(dp, u32_to_odp(state->next));
+        if (port) {
+            answer_port_query(port, &state->port);
+            *dpif_port = state->port;
+            state->next++;
+            error = 0;
+            break;
+        }
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+int
+dpif_bpf_port_dump_done(const struct dpif *dpif OVS_UNUSED, void *state_)
+{
+    struct dpif_bpf_port_state *state = state_;
+
+    dpif_port_destroy(&state->port);
+    free(state);
+    return 0;
+}
+
+int
+dpif_bpf_port_poll(const struct dpif *dpif_, char **devnamep OVS_UNUSED)
+{
+    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
+    uint64_t new_port_seq = seq_read(dpif->dp->port_seq);
+
+    if (dpif->last_port_seq != new_port_seq) {
+        dpif->last_port_seq = new_port_seq;
+        return ENOBUFS;
+    }
+    return EAGAIN;
+}
+
+void
+dpif_bpf_port_poll_wait(const struct dpif *dpif_)
+{
+    struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
+
+    seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
+}
+
+/* Removes every port of 'dp', as its destruction does. */
+void
+dp_bpf_ports_remove_all(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH_SAFE (port, node, &dp->ports) {
+        dp_bpf_port_remove(dp, port);
+    }
+}
