@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 4
+#define OVS_BPF_ABI_VERSION 5
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -54,6 +54,8 @@
       "flow_table_w12", "flow_table_w16" }
 #define OVS_BPF_MAP_FLOW_MASKS  "flow_masks"
 #define OVS_BPF_MAP_DP_CONFIG   "dp_config"
+#define OVS_BPF_MAP_MASK_ORDER  "mask_order"
+#define OVS_BPF_MAP_MASK_STATS  "mask_stats"    /* Hits per mask. */
 #define OVS_BPF_MAP_DP_STATS    "dp_stats"
 #define OVS_BPF_MAP_PORTS       "ports"         /* odp port -> port info. */
 #define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* ifindex -> odp port. */
@@ -183,8 +185,9 @@ struct ovs_bpf_flow_table_key {
 
 /* An entry of the 'flow_masks' array map: a mask compiled into the list of
  * key words it covers.  Userspace keeps the reference counts; the lookup
- * program searches entries 0 .. n_masks - 1 of struct ovs_bpf_dp_config in
- * order and skips entries that are not in use.  For i below the number of
+ * program searches the masks that the search order (struct
+ * ovs_bpf_mask_order) lists, in that order, and skips entries that are not
+ * in use.  For i below the number of
  * words of 'table', word i of the table key is word 'word[i]' of the key
  * ANDed with 'mask[i]'; the entries after the mask's own words have word 0
  * and mask 0, so that they give the zero words of the table key. */
@@ -361,9 +364,22 @@ struct ovs_bpf_flow {
 /* Datapath configuration, ports and statistics.                      */
 /* ------------------------------------------------------------------ */
 
+/* The order in which the lookup searches the masks: the masks in use,
+ * those that matched the most packets lately first (ovs-vswitchd reorders
+ * them from the 'mask_stats' counters, as the kernel datapath rebalances
+ * its mask array), so that a packet of the busiest megaflows finds its flow
+ * at the first probe however many masks there are.  The 'mask_order' array
+ * map has two entries: ovs-vswitchd writes the one that the lookup does not
+ * use, then switches 'mask_order' of struct ovs_bpf_dp_config to it, so
+ * that a lookup never sees a half-written order. */
+struct ovs_bpf_mask_order {
+    __u32 n_masks;              /* Entries of 'mask_id' to search. */
+    __u8 mask_id[OVS_BPF_MAX_MASKS];    /* 'flow_masks' indexes. */
+};
+
 /* Element 0 of the 'dp_config' array map, written by ovs-vswitchd. */
 struct ovs_bpf_dp_config {
-    __u32 n_masks;              /* Masks to search, <= OVS_BPF_MAX_MASKS. */
+    __u32 mask_order;           /* Entry of 'mask_order' in use (0 or 1). */
     __u32 tap_ifindex;          /* ifindex of the downcall TAP device. */
     __u8 secret[OVS_BPF_SECRET_LEN];    /* Downcall authentication. */
 };

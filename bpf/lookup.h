@@ -86,20 +86,30 @@ ovs_bpf_flow_table_lookup(struct ovs_bpf_flow_table_key *tkey,
     }
 }
 
-/* Searches masks 0 .. n_masks - 1 for a flow matching 's->key'.  The
- * table key is built in 's->upcall.flow', which is also the flow key a
- * SLOW_PATH or ACTION upcall carries (its words beyond those of the flow's
- * table are left from other masks: ovs-vswitchd ignores them).
- * '*n_searched' gets the number of masks looked at. */
+/* Searches the masks in the order of the mask order in use (struct
+ * ovs_bpf_mask_order) for a flow matching 's->key'.  The table key is built
+ * in 's->upcall.flow', which is also the flow key a SLOW_PATH or ACTION
+ * upcall carries (its words beyond those of the flow's table are left from
+ * other masks: ovs-vswitchd ignores them).  '*n_searched' gets the number of
+ * masks looked at. */
 static __always_inline struct ovs_bpf_flow *
 ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
 {
     struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
     struct ovs_bpf_flow_table_key *tkey = &s->upcall.flow;
     const __u64 *key = (const __u64 *) &s->key;
-    __u32 n_masks = cfg ? cfg->n_masks : 0;
-    __u32 i;
+    struct ovs_bpf_mask_order *order;
+    __u32 sel, n_masks, i;
 
+    if (!cfg) {
+        return NULL;
+    }
+    sel = cfg->mask_order;
+    order = bpf_map_lookup_elem(&mask_order, &sel);
+    if (!order) {
+        return NULL;
+    }
+    n_masks = order->n_masks;
     tkey->pad = 0;
     /* A loop, not unrolled: its bound is the configured mask count, not
      * the maximum, and the verifier walks it at most OVS_BPF_MAX_MASKS
@@ -113,20 +123,25 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
         if (i >= n_masks) {
             break;
         }
-        /* Verifier: the map key is a copy of 'i'.  Passing &i itself puts
-         * the loop counter in a stack slot the helper may write, so the
-         * verifier loses its value and reports an infinite loop. */
-        mask_id = i;
+        /* Verifier: the map key is a copy, not the loop counter's own
+         * stack slot (which the helper may write, so that the verifier
+         * would lose the counter's value and report an infinite loop). */
+        mask_id = order->mask_id[i];
         m = bpf_map_lookup_elem(&flow_masks, &mask_id);
         if (!m) {
-            break;
+            continue;
         }
         if (!m->in_use) {
             continue;
         }
-        tkey->mask_id = i;
+        tkey->mask_id = mask_id;
         flow = ovs_bpf_flow_table_lookup(tkey, key, m);
         if (flow) {
+            __u64 *hits = bpf_map_lookup_elem(&mask_stats, &mask_id);
+
+            if (hits) {
+                *hits += 1;
+            }
             *n_searched = i + 1;
             return flow;
         }

@@ -63,6 +63,21 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __type(key, __u32);
+    __type(value, struct ovs_bpf_mask_order);
+    __uint(max_entries, 2);
+} mask_order SEC(".maps");
+
+/* Packets that hit a flow of each mask, per CPU: a plain increment. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, OVS_BPF_MAX_MASKS);
+} mask_stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
     __type(value, struct ovs_bpf_dp_config);
     __uint(max_entries, 1);
 } dp_config SEC(".maps");

@@ -24,6 +24,7 @@
 #include "dpif-bpf-flow-table.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,49 @@ get_ufid(const ovs_u128 *ufid,
     }
 }
 
+/* Zeroes the 'mask_stats' counters of the mask list slot 'idx', which is
+ * taking a new mask. */
+static void
+mask_stats_clear(struct dp_bpf *dp, uint32_t idx)
+    OVS_REQUIRES(dp->mutex)
+{
+    int n_cpus = libbpf_num_possible_cpus();
+
+    if (n_cpus > 0) {
+        uint64_t *zeros = xcalloc(n_cpus, sizeof *zeros);
+
+        bpf_map_update_elem(dp->obj->mask_stats_fd, &idx, zeros, BPF_ANY);
+        free(zeros);
+    }
+}
+
+/* Makes the lookup search the masks in the order of 'dp->mask_order': the
+ * 'mask_order' entry that the lookup does not use gets the order, then
+ * 'dp_config' points the lookup to it (see struct ovs_bpf_mask_order). */
+static void
+mask_order_write(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint32_t sel = !dp->mask_order_sel;
+    struct ovs_bpf_mask_order order;
+    int error;
+
+    memset(&order, 0, sizeof order);
+    order.n_masks = dp->n_masks;
+    memcpy(order.mask_id, dp->mask_order, dp->n_masks);
+    error = (bpf_map_update_elem(dp->obj->mask_order_fd, &sel, &order,
+                                 BPF_ANY)
+             ? errno : 0);
+    if (!error) {
+        dp->mask_order_sel = sel;
+        error = dp_bpf_write_config(dp);
+    }
+    if (error) {
+        VLOG_WARN_RL(&rl, "%s: cannot write the mask search order (%s)",
+                     dp->name, ovs_strerror(error));
+    }
+}
+
 /* Finds the mask list slot for 'mask', taking a reference, or takes a free
  * slot for it.  Returns the slot or -1 if the list is full. */
 static int
@@ -141,11 +185,11 @@ dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)
         }
         m->entry = entry;
         m->refcnt = 1;
-        dp->n_masks++;
-        if (idx + 1 > dp->mask_range) {
-            dp->mask_range = idx + 1;
-            dp_bpf_write_config(dp);
-        }
+        m->hits = 0;
+        mask_stats_clear(dp, idx);
+        /* Last in the search order until it proves busier. */
+        dp->mask_order[dp->n_masks++] = idx;
+        mask_order_write(dp);
     }
     return free_slot;
 }
@@ -162,13 +206,61 @@ dp_bpf_mask_unref(struct dp_bpf *dp, uint32_t idx)
 
         memset(&entry, 0, sizeof entry);
         bpf_map_update_elem(dp->obj->flow_masks_fd, &idx, &entry, BPF_ANY);
-        dp->n_masks--;
-        if (idx + 1 == dp->mask_range) {
-            while (dp->mask_range && !dp->masks[dp->mask_range - 1].refcnt) {
-                dp->mask_range--;
+        for (uint32_t i = 0; i < dp->n_masks; i++) {
+            if (dp->mask_order[i] == idx) {
+                memmove(&dp->mask_order[i], &dp->mask_order[i + 1],
+                        dp->n_masks - i - 1);
+                break;
             }
-            dp_bpf_write_config(dp);
         }
+        dp->n_masks--;
+        mask_order_write(dp);
+    }
+}
+
+/* Orders the masks in use by the packets that hit their flows since the
+ * last call, busiest first (ties keep their order), as the kernel
+ * datapath's periodic rebalance of its mask array does, so that the
+ * packets of the busiest flows find them at the first probe.  Writes the
+ * new order if it changed. */
+void
+dp_bpf_masks_rebalance(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint64_t delta[OVS_BPF_MAX_MASKS];
+    uint8_t order[OVS_BPF_MAX_MASKS];
+    uint32_t n = dp->n_masks;
+
+    for (uint32_t i = 0; i < n; i++) {
+        struct dp_bpf_mask *m = &dp->masks[dp->mask_order[i]];
+        uint64_t hits;
+
+        if (dp_bpf_percpu_sum(dp->obj->mask_stats_fd, dp->mask_order[i],
+                              &hits)) {
+            return;
+        }
+        delta[i] = hits - m->hits;
+        m->hits = hits;
+    }
+
+    /* Insertion sort: at most OVS_BPF_MAX_MASKS entries, mostly in order
+     * already.  'delta' moves with 'order'. */
+    memcpy(order, dp->mask_order, n);
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t d = delta[i];
+        uint8_t id = order[i];
+        uint32_t j = i;
+
+        for (; j > 0 && delta[j - 1] < d; j--) {
+            delta[j] = delta[j - 1];
+            order[j] = order[j - 1];
+        }
+        delta[j] = d;
+        order[j] = id;
+    }
+    if (memcmp(order, dp->mask_order, n)) {
+        memcpy(dp->mask_order, order, n);
+        mask_order_write(dp);
     }
 }
 

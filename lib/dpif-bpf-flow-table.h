@@ -58,4 +58,8 @@ void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
                         struct dpif_flow_stats *)
     OVS_REQUIRES(dp->mutex);
 
+/* Reorders the mask search by recent hits (dpif-bpf.c runs it
+ * periodically). */
+void dp_bpf_masks_rebalance(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+
 #endif /* dpif-bpf-flow-table.h */

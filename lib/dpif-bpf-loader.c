@@ -172,7 +172,8 @@ static const char *const flow_table_names[OVS_BPF_N_FLOW_TABLES]
     = OVS_BPF_MAP_FLOW_TABLES;
 
 static const char *const pinned_maps[] = {
-    OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_DP_CONFIG,
+    OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_MASK_ORDER, OVS_BPF_MAP_MASK_STATS,
+    OVS_BPF_MAP_DP_CONFIG,
     OVS_BPF_MAP_DP_STATS, OVS_BPF_MAP_PORTS, OVS_BPF_MAP_IFINDEXES,
     OVS_BPF_MAP_UPCALLS, OVS_BPF_MAP_TAILCALLS,
 };
@@ -407,6 +408,8 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         }
     }
     if (map_fd(o->obj, OVS_BPF_MAP_FLOW_MASKS, &o->flow_masks_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_MASK_ORDER, &o->mask_order_fd)
+        || map_fd(o->obj, OVS_BPF_MAP_MASK_STATS, &o->mask_stats_fd)
         || map_fd(o->obj, OVS_BPF_MAP_DP_CONFIG, &o->dp_config_fd)
         || map_fd(o->obj, OVS_BPF_MAP_DP_STATS, &o->dp_stats_fd)
         || map_fd(o->obj, OVS_BPF_MAP_PORTS, &o->ports_fd)

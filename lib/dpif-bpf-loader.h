@@ -57,6 +57,8 @@ struct dpif_bpf_obj {
 
     int flow_table_fds[OVS_BPF_N_FLOW_TABLES]; /* By ovs_bpf_flow_table. */
     int flow_masks_fd;
+    int mask_order_fd;
+    int mask_stats_fd;
     int dp_config_fd;
     int dp_stats_fd;
     int ports_fd;

@@ -42,6 +42,7 @@ struct seq;
 struct dp_bpf_mask {
     struct ovs_bpf_mask entry;  /* As in 'flow_masks' (compiled). */
     unsigned int refcnt;        /* Flows using it; 0 = free slot. */
+    uint64_t hits;              /* 'mask_stats' at the last rebalance. */
 };
 
 struct dp_bpf_flow {
@@ -88,7 +89,11 @@ struct dp_bpf {
     size_t n_flows OVS_GUARDED;
     struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
-    uint32_t mask_range OVS_GUARDED;        /* dp_config.n_masks. */
+    /* The search order of the masks in use (struct ovs_bpf_mask_order),
+     * busiest first, and the 'mask_order' entry that holds it. */
+    uint8_t mask_order[OVS_BPF_MAX_MASKS] OVS_GUARDED;
+    uint32_t mask_order_sel OVS_GUARDED;
+    long long int next_rebalance OVS_GUARDED;   /* In msec. */
     uint32_t flow_limit OVS_GUARDED;
     uint32_t max_masks OVS_GUARDED;
 
@@ -117,8 +122,12 @@ get_dp_bpf(const struct dpif *dpif)
     return dpif_bpf_cast(dpif)->dp;
 }
 
-/* Writes the mask range, the TAP's ifindex and the secret into the BPF
- * 'dp_config' map (dpif-bpf.c). */
+/* Writes the mask order in use, the TAP's ifindex and the secret into the
+ * BPF 'dp_config' map (dpif-bpf.c). */
 int dp_bpf_write_config(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+
+/* Sum over the CPUs of a __u64 entry of a per-CPU array map
+ * (dpif-bpf.c). */
+int dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum);
 
 #endif /* dpif-bpf-private.h */

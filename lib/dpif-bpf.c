@@ -82,6 +82,7 @@
 #include "openvswitch/shash.h"
 #include "openvswitch/vlog.h"
 #include "ovs-thread.h"
+#include "openvswitch/poll-loop.h"
 #include "packets.h"
 #include "seq.h"
 #include "smap.h"
@@ -122,11 +123,36 @@ dp_bpf_write_config(struct dp_bpf *dp)
     uint32_t zero = 0;
 
     memset(&cfg, 0, sizeof cfg);
-    cfg.n_masks = dp->mask_range;
+    cfg.mask_order = dp->mask_order_sel;
     cfg.tap_ifindex = dp->tap_ifindex;
     memcpy(cfg.secret, dp->secret, sizeof cfg.secret);
     return (bpf_map_update_elem(dp->obj->dp_config_fd, &zero, &cfg, BPF_ANY)
             ? errno : 0);
+}
+
+/* Stores in '*sum' the sum over the CPUs of the __u64 values of the entry
+ * 'idx' of the per-CPU array map 'fd'.  Returns 0 or a positive errno
+ * value. */
+int
+dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
+{
+    int n_cpus = libbpf_num_possible_cpus();
+    uint64_t *vals;
+    int error;
+
+    *sum = 0;
+    if (n_cpus <= 0) {
+        return n_cpus ? -n_cpus : ENODEV;
+    }
+    vals = xcalloc(n_cpus, sizeof *vals);
+    error = bpf_map_lookup_elem(fd, &idx, vals) ? errno : 0;
+    if (!error) {
+        for (int i = 0; i < n_cpus; i++) {
+            *sum += vals[i];
+        }
+    }
+    free(vals);
+    return error;
 }
 
 static void dp_bpf_free(struct dp_bpf *);
@@ -383,34 +409,40 @@ dpif_bpf_destroy(struct dpif *dpif)
     return 0;
 }
 
+/* How often the mask search order follows the traffic, in msec. */
+#define DP_BPF_REBALANCE_INTERVAL 1000
+
 static bool
-dpif_bpf_run(struct dpif *dpif OVS_UNUSED)
+dpif_bpf_run(struct dpif *dpif)
 {
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    long long int now = time_msec();
+
+    ovs_mutex_lock(&dp->mutex);
+    if (now >= dp->next_rebalance) {
+        dp->next_rebalance = now + DP_BPF_REBALANCE_INTERVAL;
+        dp_bpf_masks_rebalance(dp);
+    }
+    ovs_mutex_unlock(&dp->mutex);
     return false;
 }
 
 static void
-dpif_bpf_wait(struct dpif *dpif OVS_UNUSED)
+dpif_bpf_wait(struct dpif *dpif)
 {
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_mutex_lock(&dp->mutex);
+    poll_timer_wait_until(dp->next_rebalance);
+    ovs_mutex_unlock(&dp->mutex);
 }
 
 static uint64_t
 read_dp_stat(const struct dp_bpf *dp, uint32_t idx)
 {
-    int n_cpus = libbpf_num_possible_cpus();
-    uint64_t *vals, sum = 0;
+    uint64_t sum;
 
-    if (n_cpus <= 0) {
-        return 0;
-    }
-    vals = xcalloc(n_cpus, sizeof *vals);
-    if (!bpf_map_lookup_elem(dp->obj->dp_stats_fd, &idx, vals)) {
-        for (int i = 0; i < n_cpus; i++) {
-            sum += vals[i];
-        }
-    }
-    free(vals);
-    return sum;
+    return dp_bpf_percpu_sum(dp->obj->dp_stats_fd, idx, &sum) ? 0 : sum;
 }
 
 static int
@@ -872,9 +904,12 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
         ovs_mutex_lock(&dp->mutex);
         ds_put_format(&ds, "  flows: %"PRIuSIZE" (limit %"PRIu32")\n",
                       dp->n_flows, dp->flow_limit);
-        ds_put_format(&ds, "  masks: %"PRIu32" (searched %"PRIu32", limit "
-                      "%"PRIu32")\n", dp->n_masks, dp->mask_range,
-                      dp->max_masks);
+        ds_put_format(&ds, "  masks: %"PRIu32" (limit %"PRIu32"), search "
+                      "order:", dp->n_masks, dp->max_masks);
+        for (uint32_t i = 0; i < dp->n_masks; i++) {
+            ds_put_format(&ds, " %"PRIu8, dp->mask_order[i]);
+        }
+        ds_put_char(&ds, '\n');
         ovs_mutex_unlock(&dp->mutex);
         for (int i = 0; i < __OVS_BPF_STAT_MAX; i++) {
             ds_put_format(&ds, "  %s: %"PRIu64"\n", names[i],

@@ -78,7 +78,8 @@ static const uint8_t secret[OVS_BPF_SECRET_LEN] = {
 /* The loaded datapath. */
 static struct bpf_object *obj;
 static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
-static int flow_masks_fd, dp_config_fd, dp_stats_fd;
+static int flow_masks_fd, mask_order_fd, mask_stats_fd, dp_config_fd;
+static int dp_stats_fd;
 static int ports_fd, ifindexes_fd, upcalls_fd, tailcalls_fd, scratch_fd;
 static int ingress_fd, downcall_fd;
 static int n_cpus;
@@ -223,16 +224,54 @@ update(int fd, const void *key, const void *value)
     }
 }
 
+/* Makes the lookup search the 'n' masks 'ids' in that order, as
+ * ovs-vswitchd does: the 'mask_order' entry not in use gets the order, then
+ * 'dp_config' selects it. */
 static void
-set_n_masks(uint32_t n_masks)
+set_mask_order(const uint8_t *ids, uint32_t n)
 {
+    static uint32_t sel;
+    struct ovs_bpf_mask_order order;
     struct ovs_bpf_dp_config cfg;
     uint32_t zero = 0;
 
+    memset(&order, 0, sizeof order);
+    order.n_masks = n;
+    memcpy(order.mask_id, ids, n);
+    sel = !sel;
+    update(mask_order_fd, &sel, &order);
+
     memset(&cfg, 0, sizeof cfg);
-    cfg.n_masks = n_masks;
+    cfg.mask_order = sel;
     memcpy(cfg.secret, secret, sizeof cfg.secret);
     update(dp_config_fd, &zero, &cfg);
+}
+
+/* Searches masks 0 .. n_masks - 1 in order. */
+static void
+set_n_masks(uint32_t n_masks)
+{
+    uint8_t ids[OVS_BPF_MAX_MASKS] = { 0 };
+
+    for (uint32_t i = 0; i < n_masks; i++) {
+        ids[i] = i;
+    }
+    set_mask_order(ids, n_masks);
+}
+
+/* Packets that hit a flow of mask 'idx', all CPUs. */
+static uint64_t
+mask_stats_get(uint32_t idx)
+{
+    uint64_t vals[n_cpus], sum = 0;
+
+    if (bpf_map_lookup_elem(mask_stats_fd, &idx, vals)) {
+        ovs_fatal(errno, "mask_stats lookup");
+    }
+    for (int i = 0; i < n_cpus; i++) {
+        sum += vals[i];
+    }
+    return sum;
 }
 
 static void
@@ -294,6 +333,8 @@ dp_open(const char *path)
     }
     flow_masks_fd = map_fd(OVS_BPF_MAP_FLOW_MASKS);
     dp_config_fd = map_fd(OVS_BPF_MAP_DP_CONFIG);
+    mask_order_fd = map_fd(OVS_BPF_MAP_MASK_ORDER);
+    mask_stats_fd = map_fd(OVS_BPF_MAP_MASK_STATS);
     dp_stats_fd = map_fd(OVS_BPF_MAP_DP_STATS);
     ports_fd = map_fd(OVS_BPF_MAP_PORTS);
     ifindexes_fd = map_fd(OVS_BPF_MAP_IFINDEXES);
@@ -1046,7 +1087,26 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
           (uint64_t) flow.stats.packets, (uint64_t) flow.stats.bytes,
           flow.stats.tcp_flags);
 
-    /* Only masks below n_masks are searched. */
+    /* The masks are searched in the order given, and the hits counted
+     * for the mask that matched. */
+    {
+        static const uint8_t busiest_first[] = { 2, 0, 1 };
+        uint64_t mask2 = mask_stats_get(2), mask0 = mask_stats_get(0);
+
+        set_mask_order(busiest_first, 3);
+        mask_hit = stat_get(OVS_BPF_STAT_MASK_HIT);
+        run_ingress(&pkt, &r);
+        CHECK(r.retval == TC_ACT_REDIRECT, "reordered: retval %u",
+              r.retval);
+        CHECK(stat_get(OVS_BPF_STAT_MASK_HIT) == mask_hit + 1,
+              "reordered: mask_hit %"PRIu64", expected +1",
+              stat_get(OVS_BPF_STAT_MASK_HIT) - mask_hit);
+        CHECK(mask_stats_get(2) == mask2 + 1 && mask_stats_get(0) == mask0,
+              "mask_stats: mask 2 +%"PRIu64" mask 0 +%"PRIu64,
+              mask_stats_get(2) - mask2, mask_stats_get(0) - mask0);
+    }
+
+    /* Only the masks of the order are searched. */
     missed = stat_get(OVS_BPF_STAT_MISSED);
     set_n_masks(2);
     run_ingress(&pkt, &r);
