@@ -149,25 +149,44 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
     return NULL;
 }
 
+/* The coarse CLOCK_MONOTONIC time of this CPU's current tick.
+ *
+ * bpf_ktime_get_coarse_ns() is a helper call that costs about 15 ns per
+ * packet here (a tenth of a hit), for a value that changes once per tick;
+ * bpf_jiffies64() is inlined by the verifier into a load of 'jiffies'.  So
+ * the time is read once per tick and CPU, and kept in the scratch area.
+ * (At a tick, 'jiffies' may move before the coarse clock: the time kept is
+ * then a tick late, which a "used" time in milliseconds does not see.) */
+static __always_inline __u64
+ovs_bpf_coarse_now(struct ovs_bpf_scratch *s)
+{
+    __u64 jiffies = bpf_jiffies64();
+
+    if (jiffies != s->clock_jiffies) {
+        s->clock_jiffies = jiffies;
+        s->clock_ns = bpf_ktime_get_coarse_ns();
+    }
+    return s->clock_ns;
+}
+
 /* Statistics of a hit, updated atomically: several CPUs may hit one flow
  * at once.  Byte counts include an accelerated VLAN tag, as the kernel
  * datapath counts. */
 static __always_inline void
-ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_flow *flow,
-                          const struct ovs_bpf_flow_key *key)
+ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                          struct ovs_bpf_flow *flow)
 {
     __u64 bytes = skb->len + (skb->vlan_present ? 4 : 0);
 
     __sync_fetch_and_add(&flow->stats.packets, 1);
     __sync_fetch_and_add(&flow->stats.bytes, bytes);
-    /* CLOCK_MONOTONIC at jiffy resolution: OVS keeps "used" in
-     * milliseconds, and the coarse clock is a memory read where the
-     * precise one reads the clocksource on every packet. */
-    flow->stats.used_ns = bpf_ktime_get_coarse_ns();
+    /* CLOCK_MONOTONIC at tick resolution: OVS keeps "used" in
+     * milliseconds. */
+    flow->stats.used_ns = ovs_bpf_coarse_now(s);
     /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
-    if (key->nw_proto == IPPROTO_TCP && key->tcp_flags) {
+    if (s->key.nw_proto == IPPROTO_TCP && s->key.tcp_flags) {
         __sync_fetch_and_or(&flow->stats.tcp_flags,
-                            (__u32) bpf_ntohs(key->tcp_flags));
+                            (__u32) bpf_ntohs(s->key.tcp_flags));
     }
 }
 
@@ -197,7 +216,7 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     }
     ovs_bpf_count(OVS_BPF_STAT_HIT);
     ovs_bpf_count_n(OVS_BPF_STAT_MASK_HIT, n_searched);
-    ovs_bpf_flow_stats_update(skb, flow, &s->key);
+    ovs_bpf_flow_stats_update(skb, s, flow);
 
     if (flow->flags & OVS_BPF_FLOW_F_USERSPACE) {
         ovs_bpf_count(OVS_BPF_STAT_SLOW_PATH);

@@ -175,6 +175,12 @@ struct ovs_bpf_scratch {
      * just before the tail call, cleared by the ingress program.  A tail
      * call runs on the same CPU, right away. */
     __u32 reentry;
+    __u32 pad;
+
+    /* ovs_bpf_coarse_now(): the tick of this CPU ('jiffies') for which
+     * 'clock_ns' holds bpf_ktime_get_coarse_ns(). */
+    __u64 clock_jiffies;
+    __u64 clock_ns;
 };
 
 /* ovs_bpf_scratch 'reentry'. */
