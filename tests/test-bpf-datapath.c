@@ -346,7 +346,7 @@ poll_upcalls(void)
 }
 
 static uint64_t
-stat_get(enum ovs_bpf_dp_stat stat)
+stat_get(uint32_t stat)
 {
     uint32_t key = stat;
     uint64_t values[n_cpus];
@@ -360,6 +360,67 @@ stat_get(enum ovs_bpf_dp_stat stat)
         sum += values[i];
     }
     return sum;
+}
+
+/* The drop counters of 'dp_stats': the drop reasons, then the failures of
+ * each action type. */
+#define N_DROP_STATS (OVS_BPF_N_DP_STATS - __OVS_BPF_STAT_MAX)
+struct drops {
+    uint64_t n[N_DROP_STATS];
+};
+
+static void
+drops_get(struct drops *d)
+{
+    for (int i = 0; i < N_DROP_STATS; i++) {
+        d->n[i] = stat_get(__OVS_BPF_STAT_MAX + i);
+    }
+}
+
+static const char *
+drop_name(uint32_t stat)
+{
+    static const char *const reasons[] = {
+#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) NAME,
+        OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
+#undef OVS_BPF_DROP_REASON_NAME
+    };
+    static char buf[32];
+
+    if (stat >= OVS_BPF_STAT_DROP(0)
+        && stat < OVS_BPF_STAT_DROP(__OVS_BPF_DROP_MAX)) {
+        return reasons[stat - OVS_BPF_STAT_DROP(0)];
+    }
+    snprintf(buf, sizeof buf, "action %d failed",
+             (int) (stat - OVS_BPF_STAT_ACTION_FAILED(0)));
+    return buf;
+}
+
+#define NO_DROP UINT32_MAX
+
+/* Checks that, since 'before', the drop counter at 'dp_stats' index 'stat'
+ * (NO_DROP for none) went up by 'n' and that no other drop counter
+ * moved.  Returns true if so. */
+static bool
+check_drops(const char *name, const struct drops *before, uint32_t stat,
+            uint64_t n)
+{
+    struct drops after;
+    bool ok = true;
+
+    drops_get(&after);
+    for (int i = 0; i < N_DROP_STATS; i++) {
+        uint32_t idx = __OVS_BPF_STAT_MAX + i;
+        uint64_t delta = after.n[i] - before->n[i];
+        uint64_t expected = idx == stat ? n : 0;
+
+        if (delta != expected) {
+            fail("%s: drop counter %s went up by %"PRIu64", expected "
+                 "%"PRIu64, name, drop_name(idx), delta, expected);
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 /* A run of a program on one packet. */
@@ -1212,7 +1273,7 @@ static void
 test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     struct ovs_bpf_action acts[OVS_BPF_MAX_ACTIONS];
-    uint64_t errors;
+    struct drops drops;
     struct ofpbuf pkt;
     struct run r;
     int i;
@@ -1226,25 +1287,27 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     acts[0] = OUTPUT(LO_PORT1);
     acts[1] = OUTPUT(LO_PORT2);
     flow_for(&pkt, acts, 2);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "2 outputs: retval %u", r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
-          "2 outputs: action error");
+    check_drops("2 outputs", &drops, NO_DROP, 0);
 
     /* Output to a port that does not exist is skipped. */
     acts[0] = OUTPUT(99);
     flow_for(&pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "missing port: retval %u", r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 1,
-          "missing port: no action error");
+    check_drops("missing port", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT), 1);
     acts[0] = OUTPUT(OVS_BPF_MAX_PORTS + 5);
     flow_for(&pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 2,
+    CHECK(r.retval == TC_ACT_REDIRECT,
           "port beyond the ports array: retval %u", r.retval);
+    check_drops("port beyond the ports array", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT), 1);
 
     /* userspace() then output: an ACTION upcall with the userdata and
      * the flow's key. */
@@ -1274,11 +1337,12 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * is refused and counted, the next output gets the whole packet. */
     acts[2] = OUTPUT(LO_PORT2);
     flow_for(&pkt, acts, 3);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 1,
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size,
           "trunc not last: retval %u length %u", r.retval, r.out_len);
+    check_drops("trunc not last", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TRUNC), 1);
 
     /* 32 slots (31 set_mark + output): every program of the chain runs
      * within the kernel's tail call limit. */
@@ -1287,11 +1351,11 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     }
     acts[31] = OUTPUT(LO_PORT1);
     flow_for(&pkt, acts, 32);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
+    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31,
           "32 actions: retval %u mark %u", r.retval, r.ctx_out.mark);
+    check_drops("32 actions", &drops, NO_DROP, 0);
 
     /* Masked set_priority. */
     acts[0] = ACT(SET_PRIORITY, .u.meta.value = 0x1234, .u.meta.mask = 0xff00);
@@ -1408,14 +1472,14 @@ check_set(const char *name, const struct ofpbuf *pkt,
           struct ovs_bpf_action act, const struct dp_packet *expected)
 {
     struct ovs_bpf_action acts[2] = { act, OUTPUT(LO_PORT1) };
-    uint64_t errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    struct drops drops;
     struct run r;
 
     flow_for(pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "%s: retval %u", name, r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
-          "%s: action error", name);
+    check_drops(name, &drops, NO_DROP, 0);
     checksums_ok(name, r.out, r.out_len);
     if (r.out_len != dp_packet_size(expected)
         || memcmp(r.out, dp_packet_data(expected), r.out_len)) {
@@ -1716,7 +1780,7 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ovs_bpf_flow_key key, mask, k1, k2;
     struct ovs_bpf_action acts[2];
     struct ofpbuf pkt, rev;
-    uint64_t limit;
+    struct drops drops;
     struct run r;
     int alg;
 
@@ -1732,11 +1796,11 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     key.recirc_id = 1;
     add_flow(0, &key, NULL, acts, 1, 0);
     set_n_masks(1);
-    limit = stat_get(OVS_BPF_STAT_RECIRC_LIMIT);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_SHOT
-          && stat_get(OVS_BPF_STAT_RECIRC_LIMIT) == limit + 1,
-          "recirc loop: retval %u", r.retval);
+    CHECK(r.retval == TC_ACT_SHOT, "recirc loop: retval %u", r.retval);
+    check_drops("recirc loop", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_RECIRC_LIMIT), 1);
 
     /* hash + recirc: the second pass sees dp_hash, and a flow with
      * dp_hash wildcarded matches it. */
@@ -1882,7 +1946,8 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
         userspace_act("down"), OUTPUT(LO_PORT1),
     };
     struct ovs_bpf_downcall dc, bad;
-    uint64_t ok, forged, malformed;
+    struct drops drops;
+    uint64_t ok;
     struct ofpbuf pkt, frame;
     struct run r;
 
@@ -1915,7 +1980,7 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "downcall userspace action: %d upcalls", n_upcalls);
 
     /* Forged: wrong secret or magic. */
-    forged = stat_get(OVS_BPF_STAT_DOWNCALL_FORGED);
+    drops_get(&drops);
     bad = dc;
     bad.secret[3] ^= 1;
     downcall_frame(&frame, &pkt, acts, 2, &bad);
@@ -1935,14 +2000,13 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_prog(downcall_fd, pkt.data, pkt.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "plain packet: retval %u", r.retval);
     poll_upcalls();
-    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) == forged + 4
-          && n_upcalls == 0,
-          "forged downcalls: %"PRIu64" counted, %d upcalls",
-          stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) - forged, n_upcalls);
+    CHECK(n_upcalls == 0, "forged downcalls: %d upcalls", n_upcalls);
+    check_drops("forged downcalls", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_DOWNCALL_FORGED), 4);
 
     /* Malformed: shorter than a trailer, bad version, too many actions,
      * actions beyond the frame. */
-    malformed = stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    drops_get(&drops);
     downcall_frame(&frame, &pkt, acts, 2, &dc);
     run_prog(downcall_fd, frame.data, pkt.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "short frame: retval %u", r.retval);
@@ -1962,18 +2026,20 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_prog(downcall_fd, frame.data, frame.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "actions beyond frame: retval %u",
           r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED) == malformed + 4,
-          "malformed downcalls: %"PRIu64" counted",
-          stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED) - malformed);
+    check_drops("malformed downcalls", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_DOWNCALL_MALFORMED), 4);
 
-    /* No actions: a drop, still authentic. */
+    /* No actions: a drop, still authentic, counted as the flow's. */
     bad = dc;
     bad.n_actions = 0;
     downcall_frame(&frame, &pkt, acts, 0, &bad);
+    drops_get(&drops);
     run_prog(downcall_fd, frame.data, frame.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT
           && stat_get(OVS_BPF_STAT_DOWNCALL) == ok + 2,
           "downcall without actions: retval %u", r.retval);
+    check_drops("downcall without actions", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP), 1);
 
     /* Truncated packets go out as they are: the frame's stand-in ethertype
      * lets even those that BPF_PROG_TEST_RUN refuses to run as packets
