@@ -94,6 +94,8 @@ struct upcall_rec {
 #define MAX_UPCALLS 8
 static struct upcall_rec upcall_recs[MAX_UPCALLS];
 static int n_upcalls;
+static int n_received;          /* Upcalls received, also beyond
+                                 * MAX_UPCALLS. */
 static struct perf_buffer *perf_buf;
 
 static void OVS_PRINTF_FORMAT(1, 2)
@@ -206,6 +208,7 @@ on_upcall(void *ctx OVS_UNUSED, int cpu OVS_UNUSED, void *data, __u32 size)
     struct upcall_rec *rec;
     size_t pkt_len;
 
+    n_received++;
     if (n_upcalls >= MAX_UPCALLS || size < sizeof rec->hdr) {
         return;
     }
@@ -2096,6 +2099,209 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&frame);
 }
 
+/* Runs 'pkt' through a flow with the 'n' actions 'acts' and checks that the
+ * program returns 'retval' and that the drop counter 'stat' (NO_DROP for
+ * none) went up by one and no other. */
+static void
+check_flow_drop(const char *name, const struct ofpbuf *pkt,
+                const struct ovs_bpf_action *acts, uint32_t n,
+                uint32_t retval, uint32_t stat)
+{
+    struct drops drops;
+    struct run r;
+
+    flow_for(pkt, acts, n);
+    drops_get(&drops);
+    run_name = name;
+    run_ingress(pkt, &r);
+    run_name = "";
+    poll_upcalls();
+    CHECK(r.retval == retval, "%s: retval %u, expected %u", name, r.retval,
+          retval);
+    check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
+}
+
+/* Every drop site that a test run can reach, each with its own counter. */
+static void
+test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_flow_key key;
+    struct ovs_bpf_action acts[OVS_BPF_MAX_ACTIONS];
+    struct ofpbuf pkt, tagged, ext6;
+    struct drops drops;
+    struct ds hex = DS_EMPTY_INITIALIZER;
+    struct run r;
+    int i;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&tagged, 0);
+    ofpbuf_init(&ext6, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_TCP);
+    fix_checksums(&pkt);
+    pkt_hex(&tagged, ETH "8100 0064 0800 " IP4_TCP);
+    fix_checksums(&tagged);
+    /* IPv6 + TCP with its TCP header beyond what a clone() saves. */
+    ipv6_ext_chain(&hex, 25, 6, TCP, 20);
+    pkt_hex(&ext6, ds_cstr(&hex));
+    ds_destroy(&hex);
+
+    /* The flow's own drops: no actions, or actions that send the packet
+     * nowhere.  An output or a userspace action is not a drop. */
+    check_flow_drop("no actions", &pkt, acts, 0, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    check_flow_drop("set_mark only", &pkt, acts, 1, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[1] = ACT(END);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("END slot", &pkt, acts, 3, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[1] = userspace_act("up");
+    check_flow_drop("userspace only", &pkt, acts, 2, TC_ACT_SHOT, NO_DROP);
+    acts[1] = OUTPUT(LO_PORT1);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 2, .u.meta.mask = 2);
+    check_flow_drop("output then set_mark", &pkt, acts, 3, TC_ACT_SHOT,
+                    NO_DROP);
+
+    /* Output to a missing port, as the only and as the last action. */
+    acts[0] = OUTPUT(99);
+    check_flow_drop("single output, no port", &pkt, acts, 1, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT));
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[1] = OUTPUT(99);
+    check_flow_drop("last output, no port", &pkt, acts, 2, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT));
+
+    /* A copy that bpf_clone_redirect() cannot send (no such device). */
+    add_port(LO_PORT1 + 10, 9999, 0);
+    acts[0] = OUTPUT(LO_PORT1 + 10);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("copy to a missing device", &pkt, acts, 2,
+                    TC_ACT_REDIRECT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT));
+
+    /* An action type without a program. */
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[1] = (struct ovs_bpf_action) { .type = __OVS_BPF_ACTION_MAX + 3 };
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("action without program", &pkt, acts, 3, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_TAIL_CALL));
+
+    /* Out of tail calls: 4 set_mark (that change nothing, so that every
+     * pass matches the flow) and a recirc per pass, 6 tail calls, fail in
+     * the 6th pass, before the recirculation limit. */
+    for (i = 0; i < 4; i++) {
+        acts[i] = ACT(SET_MARK, .u.meta.value = 0, .u.meta.mask = 0);
+    }
+    acts[4] = ACT(RECIRC, .u.recirc.id = 1);
+    flow_for(&pkt, acts, 5);
+    key_of(&pkt, &key);
+    key.recirc_id = 1;
+    add_flow(0, &key, NULL, acts, 5, 0);
+    set_n_masks(1);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "tail call limit: retval %u", r.retval);
+    check_drops("tail call limit", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_TAIL_CALL), 1);
+
+    /* Actions refused inside a clone() that more actions follow. */
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 2);
+    acts[1] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(5));
+    acts[2] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(6));
+    acts[3] = OUTPUT(LO_PORT1);
+    check_flow_drop("push_vlan x2 in clone", &pkt, acts, 4, TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_PUSH_VLAN));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[1] = ACT(POP_VLAN);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("pop_vlan of the bytes in clone", &pkt, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_VLAN));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 3);
+    acts[1] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[3] = ACT(SET_MARK, .u.meta.value = 2, .u.meta.mask = 2);
+    acts[4] = OUTPUT(LO_PORT1);
+    check_flow_drop("clone ending inside a clone", &pkt, acts, 5,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_CLONE));
+    acts[1] = ACT(SAMPLE, .u.nested.n_actions = 1,
+                  .u.nested.probability = UINT32_MAX);
+    check_flow_drop("sample ending inside a clone", &pkt, acts, 5,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SAMPLE));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[1] = ACT(SET_IPV6_SRC, .u.ipv6_addr.addr = { 0x30, 1 },
+                  .u.ipv6_addr.mask = { 0xff, 0xff });
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("set_ipv6_src beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_IPV6_SRC));
+    acts[1] = ACT(SET_IPV6_DST, .u.ipv6_addr.addr = { 0x30, 1 },
+                  .u.ipv6_addr.mask = { 0xff, 0xff });
+    check_flow_drop("set_ipv6_dst beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_IPV6_DST));
+    acts[1] = ACT(SET_TCP, .u.l4.src = htons(7), .u.l4.src_mask = OVS_BE16_MAX);
+    check_flow_drop("set_tcp beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_TCP));
+    /* The same outside a clone() is fine. */
+    check_flow_drop("set_tcp outside a clone", &ext6, acts + 1, 2,
+                    TC_ACT_REDIRECT, NO_DROP);
+
+    /* A tagged packet is not a drop. */
+    acts[0] = ACT(POP_VLAN);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("pop_vlan", &tagged, acts, 2, TC_ACT_REDIRECT, NO_DROP);
+
+    /* An action program run with an action slot out of range. */
+    {
+        struct __sk_buff sk = { .ingress_ifindex = IN_IFINDEX };
+        LIBBPF_OPTS(bpf_test_run_opts, opts,
+                    .data_in = pkt.data,
+                    .data_size_in = pkt.size,
+                    .ctx_in = &sk,
+                    .ctx_size_in = sizeof sk,
+                    .repeat = 1);
+        int fd = prog_fd("ovs_bpf_act_set_mark");
+
+        sk.cb[0] = OVS_BPF_MAX_ACTIONS + 8;
+        drops_get(&drops);
+        CHECK(fd >= 0 && !bpf_prog_test_run_opts(fd, &opts)
+              && opts.retval == TC_ACT_SHOT,
+              "slot out of range: %s, retval %u", ovs_strerror(errno),
+              opts.retval);
+        check_drops("slot out of range", &drops,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL), 1);
+    }
+
+    /* Misses that do not fit in the perf ring (16 pages): the packets are
+     * lost, each counted once. */
+    ofpbuf_clear(&pkt);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP);
+    ofpbuf_put_zeros(&pkt, 3000);
+    del_flows();
+    poll_upcalls();
+    n_received = 0;
+    drops_get(&drops);
+    for (i = 0; i < 40; i++) {
+        run_ingress(&pkt, &r);
+    }
+    poll_upcalls();
+    CHECK(n_received > 0 && n_received < 40,
+          "upcalls of 3 kB packets: %d of 40 went up", n_received);
+    check_drops("upcalls lost", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST), 40 - n_received);
+
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&tagged);
+    ofpbuf_uninit(&ext6);
+}
+
 static void
 test_load(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -2211,6 +2417,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
+    {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
