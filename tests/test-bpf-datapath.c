@@ -2245,7 +2245,8 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_flow_drop("set_ipv6_dst beyond the clone snapshot", &ext6, acts, 3,
                     TC_ACT_SHOT,
                     OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_IPV6_DST));
-    acts[1] = ACT(SET_TCP, .u.l4.src = htons(7), .u.l4.src_mask = OVS_BE16_MAX);
+    acts[1] = ACT(SET_TCP, .u.l4.src = htons(7),
+                  .u.l4.src_mask = OVS_BE16_MAX);
     check_flow_drop("set_tcp beyond the clone snapshot", &ext6, acts, 3,
                     TC_ACT_SHOT,
                     OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_TCP));
