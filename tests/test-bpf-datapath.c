@@ -907,6 +907,21 @@ flow_for(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
     set_n_masks(1);
 }
 
+/* Installs 'acts', which end with recirc(1), as the exact-match flows of
+ * 'pkt' with recirc_id 0 and 1: a recirculation loop. */
+static void
+recirc_loop_for(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
+                uint32_t n)
+{
+    struct ovs_bpf_flow_key key;
+
+    flow_for(pkt, acts, n);
+    key_of(pkt, &key);
+    key.recirc_id = 1;
+    add_flow(0, &key, NULL, acts, n, 0);
+    set_n_masks(1);
+}
+
 #define ACT(TYPE, ...) \
     ((struct ovs_bpf_action) { .type = OVS_BPF_ACTION_##TYPE, __VA_ARGS__ })
 #define OUTPUT(PORT) ACT(OUTPUT, .u.output.port = (PORT))
@@ -1794,11 +1809,7 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* recirc(1) in a flow of recirc_id 1: a loop, cut at
      * OVS_BPF_MAX_RECIRC. */
     acts[0] = ACT(RECIRC, .u.recirc.id = 1);
-    flow_for(&pkt, acts, 1);
-    key_of(&pkt, &key);
-    key.recirc_id = 1;
-    add_flow(0, &key, NULL, acts, 1, 0);
-    set_n_masks(1);
+    recirc_loop_for(&pkt, acts, 1);
     drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "recirc loop: retval %u", r.retval);
@@ -2125,7 +2136,6 @@ check_flow_drop(const char *name, const struct ofpbuf *pkt,
 static void
 test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
-    struct ovs_bpf_flow_key key;
     struct ovs_bpf_action acts[OVS_BPF_MAX_ACTIONS];
     struct ofpbuf pkt, tagged, ext6;
     struct drops drops;
@@ -2194,11 +2204,7 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
         acts[i] = ACT(SET_MARK, .u.meta.value = 0, .u.meta.mask = 0);
     }
     acts[4] = ACT(RECIRC, .u.recirc.id = 1);
-    flow_for(&pkt, acts, 5);
-    key_of(&pkt, &key);
-    key.recirc_id = 1;
-    add_flow(0, &key, NULL, acts, 5, 0);
-    set_n_masks(1);
+    recirc_loop_for(&pkt, acts, 5);
     drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "tail call limit: retval %u", r.retval);
