@@ -25,7 +25,8 @@
  * back.  When the nested actions are the last ones, nothing needs saving.
  *
  * What cannot be undone is refused rather than done wrong (the packet is
- * dropped and OVS_BPF_STAT_ACTION_ERROR counted):
+ * dropped and counted as a failure of the action refused: the nested
+ * action, or the CLONE or SAMPLE of a nested clone):
  *  - a nested change of bytes beyond the snapshot, or a nested push/pop of
  *    a VLAN tag in the packet bytes (the length changes);
  *  - a clone inside a clone whose nested actions end before the outer
@@ -64,7 +65,7 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 
     s->clone_active = 0;
     if (skb->len != s->clone_len) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_CLONE);
     }
     if (vlan != s->clone_vlan) {
         /* Only the metadata tag changed (the length did not). */
@@ -74,7 +75,7 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
                                      bpf_htons((s->clone_vlan >> 16)
                                                & 0x7fff),
                                      s->clone_vlan & 0xffff))) {
-            return ovs_bpf_action_error();
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_CLONE);
         }
     }
     if (s->clone_dirty) {
@@ -90,7 +91,7 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
             || bpf_skb_store_bytes(skb, 0, s->clone_snap, ETH_HLEN, 0)
             || bpf_skb_store_bytes(skb, ETH_HLEN, s->clone_snap + ETH_HLEN,
                                    rest, BPF_F_RECOMPUTE_CSUM)) {
-            return ovs_bpf_action_error();
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_CLONE);
         }
     }
     skb->priority = s->clone_priority;
@@ -99,10 +100,11 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     return ovs_bpf_run_actions(skb, s, end);
 }
 
-/* Starts the nested actions of the CLONE or SAMPLE slot 'idx'. */
+/* Starts the nested actions of the CLONE or SAMPLE slot 'idx'; 'type' is
+ * which, for the drop counters. */
 static __always_inline int
 ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                    __u32 idx, __u32 n_nested)
+                    __u32 idx, __u32 n_nested, __u32 type)
 {
     __u32 end = idx + 1 + n_nested;
     __u32 len = skb->len;
@@ -114,7 +116,7 @@ ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
     if (s->clone_active) {
         if (end != s->clone_end) {
-            return ovs_bpf_action_error();
+            return ovs_bpf_action_failed(type);
         }
         /* Ends with the outer clone, whose restore covers both. */
         return ovs_bpf_run_actions(skb, s, idx + 1);
@@ -124,7 +126,7 @@ ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     /* Verifier: helper sizes must be provably nonzero. */
     if (snap_len < 1
         || bpf_skb_load_bytes(skb, 0, s->clone_snap, snap_len)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(type);
     }
     s->clone_snap_len = snap_len;
     s->clone_len = len;
@@ -149,12 +151,13 @@ ovs_bpf_act_clone__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->clone_active && idx >= s->clone_end) {
         return ovs_bpf_clone_restore(skb, s);
     }
-    return ovs_bpf_clone_start(skb, s, idx, a->u.nested.n_actions);
+    return ovs_bpf_clone_start(skb, s, idx, a->u.nested.n_actions,
+                               OVS_BPF_ACTION_CLONE);
 }
 
 /* OVS_BPF_ACTION_SAMPLE: the nested actions with probability
@@ -168,7 +171,7 @@ ovs_bpf_act_sample__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->clone_active && idx >= s->clone_end) {
         /* Defensive: the dispatcher sends restores to the clone program. */
@@ -180,7 +183,7 @@ ovs_bpf_act_sample__(struct __sk_buff *skb)
     if (p != 0xffffffff && (!p || bpf_get_prandom_u32() > p)) {
         return ovs_bpf_run_actions(skb, s, idx + 1 + n);
     }
-    return ovs_bpf_clone_start(skb, s, idx, n);
+    return ovs_bpf_clone_start(skb, s, idx, n, OVS_BPF_ACTION_SAMPLE);
 }
 
 #endif /* BPF_ACTIONS_CLONE_H */

@@ -45,20 +45,22 @@ ovs_bpf_act_recirc__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     depth = skb->cb[OVS_BPF_CB_RECIRC];
     if (depth >= OVS_BPF_MAX_RECIRC) {
-        ovs_bpf_count(OVS_BPF_STAT_RECIRC_LIMIT);
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
     }
     skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
+    /* Outputs before the recirculation sent copies: the next pass's
+     * actions decide whether the packet itself is dropped. */
+    skb->cb[OVS_BPF_CB_SENT] = 0;
     s->key.recirc_id = a->u.recirc.id;
     s->reentry = OVS_BPF_REENTRY_RECIRC;
     bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
     /* Not taken: the next packet on this CPU is a new one. */
     s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_action_error();
+    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
 }
 
 /* Murmur3's 32-bit finaliser: spreads 'h' over all bits. */
@@ -94,7 +96,7 @@ ovs_bpf_act_hash__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     k = &s->key;
     if (a->u.hash.alg == OVS_BPF_HASH_ALG_SYM_L4) {
@@ -127,7 +129,7 @@ ovs_bpf_act_set_meta(struct __sk_buff *skb, bool mark)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (mark) {
         v = (skb->mark & ~a->u.meta.mask) | (a->u.meta.value & a->u.meta.mask);

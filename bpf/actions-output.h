@@ -33,7 +33,11 @@
  * earlier one sends a clone and returns 0.  Output to the input port works:
  * it is a redirect to that device's egress.  A port that does not exist
  * (deleted while the flow was in flight) drops this output only, as in the
- * kernel datapath. */
+ * kernel datapath, counted as OVS_BPF_DROP_NO_PORT.  A clone that cannot be
+ * sent (bpf_clone_redirect() fails: the device is gone or refuses the
+ * packet, as an ingress redirect of a packet above its MTU) is counted as a
+ * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
+ * is the kernel's, and counted in the device's statistics. */
 static __always_inline int
 ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
 {
@@ -41,7 +45,7 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
     __u64 flags;
 
     if (!port || !port->ifindex) {
-        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+        ovs_bpf_drop(OVS_BPF_DROP_NO_PORT);
         return last ? TC_ACT_SHOT : 0;
     }
     flags = port->flags & OVS_BPF_PORT_F_INGRESS ? BPF_F_INGRESS : 0;
@@ -49,7 +53,7 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
         return bpf_redirect(port->ifindex, flags);
     }
     if (bpf_clone_redirect(skb, port->ifindex, flags)) {
-        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+        ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
     }
     return 0;
 }
@@ -58,7 +62,7 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
  * skb cannot be truncated for one copy only, so a truncated output must be
  * the last action of the chain (the translator installs other uses of
  * trunc as userspace flows); a truncated output that is not last is
- * skipped and counted as an action error rather than sent whole.
+ * skipped and counted as a failure of TRUNC rather than sent whole.
  * Returns false if the output must be skipped. */
 static __always_inline bool
 ovs_bpf_apply_trunc(struct __sk_buff *skb, bool last)
@@ -70,7 +74,7 @@ ovs_bpf_apply_trunc(struct __sk_buff *skb, bool last)
         return true;
     }
     if (!last || bpf_skb_change_tail(skb, max_len, 0)) {
-        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
+        ovs_bpf_action_failed(OVS_BPF_ACTION_TRUNC);
         return false;
     }
     return true;
@@ -88,7 +92,7 @@ ovs_bpf_act_output__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
         bool last;
@@ -103,6 +107,7 @@ ovs_bpf_act_output__(struct __sk_buff *skb)
             || (s->clone_active && idx >= s->clone_end)) {
             break;
         }
+        skb->cb[OVS_BPF_CB_SENT] = 1;
         if (ovs_bpf_apply_trunc(skb, last)) {
             ret = ovs_bpf_output(skb, a->u.output.port, last);
             if (last) {
@@ -127,7 +132,7 @@ ovs_bpf_act_userspace__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     len = a->u.userspace.userdata_len;
     s->upcall.userdata_len = len < OVS_BPF_USERDATA_LEN
@@ -135,6 +140,7 @@ ovs_bpf_act_userspace__(struct __sk_buff *skb)
     __builtin_memcpy(s->upcall.userdata, a->u.userspace.userdata,
                      OVS_BPF_USERDATA_LEN);
     ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_ACTION);
+    skb->cb[OVS_BPF_CB_SENT] = 1;
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 
@@ -148,7 +154,7 @@ ovs_bpf_act_trunc__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     skb->cb[OVS_BPF_CB_TRUNC] = a->u.trunc.max_len;
     return ovs_bpf_run_actions(skb, s, idx + 1);

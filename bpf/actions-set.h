@@ -21,8 +21,9 @@
  * An action whose header the packet does not have (set_ipv4 on an ARP
  * packet, set_tcp on a later fragment...) leaves the packet unchanged, as
  * odp_execute_actions() does; the translator only emits them behind
- * matching prerequisites anyway.  A failing helper drops the packet and
- * counts OVS_BPF_STAT_ACTION_ERROR.
+ * matching prerequisites anyway.  A failing helper, or a change that a
+ * clone() could not undo, drops the packet as a failure of the action's
+ * type.
  *
  * Writes go through bpf_skb_store_bytes(), which unclones a shared skb
  * head; reads use bpf_skb_load_bytes() because the L3 offset is not a
@@ -70,7 +71,7 @@ ovs_bpf_act_set_eth__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (bpf_skb_load_bytes(skb, 0, mac, sizeof mac)) {
         return ovs_bpf_run_actions(skb, s, idx + 1);    /* No Ethernet. */
@@ -85,7 +86,7 @@ ovs_bpf_act_set_eth__(struct __sk_buff *skb)
      * CHECKSUM_COMPLETE packet starts after it: no csum flag. */
     if (!ovs_bpf_may_write(s, sizeof mac)
         || bpf_skb_store_bytes(skb, 0, mac, sizeof mac, 0)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_ETH);
     }
     __builtin_memcpy(s->key.eth_dst, mac, 6);
     __builtin_memcpy(s->key.eth_src, mac + 6, 6);
@@ -128,7 +129,7 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     act = &a->u.ipv4;
     l3 = s->l3_ofs;
@@ -136,7 +137,7 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
         return ovs_bpf_run_actions(skb, s, idx + 1);
     }
     if (!ovs_bpf_may_write(s, s->l4_ofs + (ovs_bpf_has_l4(skb, s) ? 20 : 0))) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV4);
     }
 
     if (ovs_bpf_set_ipv4_addr(skb, s, l3 + 12, *(__be32 *) (ip + 12),
@@ -144,7 +145,7 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
         || ovs_bpf_set_ipv4_addr(skb, s, l3 + 16, *(__be32 *) (ip + 16),
                                  act->dst, act->dst_mask,
                                  &s->key.ipv4_dst)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV4);
     }
 
     /* TOS shares a checksummed 16-bit word with version/IHL, TTL with the
@@ -158,7 +159,7 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
             if (bpf_skb_store_bytes(skb, l3 + 1, &tos, 1, 0)
                 || bpf_l3_csum_replace(skb, l3 + OVS_BPF_IPV4_CSUM_OFF,
                                        old16, new16, 2)) {
-                return ovs_bpf_action_error();
+                return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV4);
             }
             s->key.nw_tos = tos;
         }
@@ -172,7 +173,7 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
             if (bpf_skb_store_bytes(skb, l3 + 8, &ttl, 1, 0)
                 || bpf_l3_csum_replace(skb, l3 + OVS_BPF_IPV4_CSUM_OFF,
                                        old16, new16, 2)) {
-                return ovs_bpf_action_error();
+                return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV4);
             }
             s->key.nw_ttl = ttl;
         }
@@ -185,6 +186,8 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
 static __always_inline int
 ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
 {
+    __u32 type = (off == 8 ? OVS_BPF_ACTION_SET_IPV6_SRC
+                  : OVS_BPF_ACTION_SET_IPV6_DST);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
     __be32 old[4], new[4];
@@ -193,7 +196,7 @@ ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (!ovs_bpf_is_ipv6(s)
         || bpf_skb_load_bytes(skb, s->l3_ofs + off, old, sizeof old)) {
@@ -212,12 +215,12 @@ ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
         return ovs_bpf_run_actions(skb, s, idx + 1);
     }
     if (!ovs_bpf_may_write(s, s->l4_ofs + (ovs_bpf_has_l4(skb, s) ? 20 : 0))) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_action_failed(type);
     }
     if (bpf_skb_store_bytes(skb, s->l3_ofs + off, new, sizeof new, 0)
         || (!(off == 24 && s->ipv6_rh)
             && ovs_bpf_l4_csum_pseudo16(skb, s, old, new) < 0)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(type);
     }
     __builtin_memcpy(off == 8 ? s->key.ipv6_src : s->key.ipv6_dst, new, 16);
     return ovs_bpf_run_actions(skb, s, idx + 1);
@@ -236,7 +239,7 @@ ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     act = &a->u.ipv6_misc;
     if (!ovs_bpf_is_ipv6(s)
@@ -244,7 +247,7 @@ ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
         return ovs_bpf_run_actions(skb, s, idx + 1);
     }
     if (!ovs_bpf_may_write(s, s->l3_ofs + sizeof hdr)) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV6_MISC);
     }
     w = bpf_ntohl(*(__be32 *) hdr);
     label = bpf_ntohl(act->label) & 0xfffff;
@@ -255,7 +258,7 @@ ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
     *(__be32 *) hdr = bpf_htonl(nw);
     hdr[7] = OVS_BPF_MASKED(hdr[7], act->hlimit, act->hlimit_mask);
     if (bpf_skb_store_bytes(skb, s->l3_ofs, hdr, sizeof hdr, 0)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_IPV6_MISC);
     }
     s->key.ipv6_label = bpf_htonl(nw & 0xfffff);
     s->key.nw_tos = tclass;
@@ -267,6 +270,8 @@ ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
 static __always_inline int
 ovs_bpf_set_l4_ports(struct __sk_buff *skb, __u8 nw_proto)
 {
+    __u32 type = (nw_proto == IPPROTO_TCP ? OVS_BPF_ACTION_SET_TCP
+                  : OVS_BPF_ACTION_SET_UDP);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
     __be16 ports[2], src, dst;
@@ -274,7 +279,7 @@ ovs_bpf_set_l4_ports(struct __sk_buff *skb, __u8 nw_proto)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->key.nw_proto != nw_proto || !ovs_bpf_has_l4(skb, s)
         || (!ovs_bpf_is_ipv4(s) && !ovs_bpf_is_ipv6(s))
@@ -287,7 +292,7 @@ ovs_bpf_set_l4_ports(struct __sk_buff *skb, __u8 nw_proto)
         return ovs_bpf_run_actions(skb, s, idx + 1);
     }
     if (!ovs_bpf_may_write(s, s->l4_ofs + ovs_bpf_l4_min_len(nw_proto))) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_action_failed(type);
     }
     if ((src != ports[0]
          && (bpf_skb_store_bytes(skb, s->l4_ofs, &src, 2, 0)
@@ -295,7 +300,7 @@ ovs_bpf_set_l4_ports(struct __sk_buff *skb, __u8 nw_proto)
         || (dst != ports[1]
             && (bpf_skb_store_bytes(skb, s->l4_ofs + 2, &dst, 2, 0)
                 || ovs_bpf_l4_csum_port(skb, s, ports[1], dst)))) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(type);
     }
     s->key.tp_src = src;
     s->key.tp_dst = dst;

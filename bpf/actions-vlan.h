@@ -57,18 +57,18 @@ ovs_bpf_act_push_vlan__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->clone_active) {
         /* The clone program can restore a changed metadata tag but not a
          * tag moved into the bytes; only allow the first case. */
         if (skb->vlan_present) {
-            return ovs_bpf_action_error();
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_VLAN);
         }
     }
     tci = bpf_ntohs(a->u.push_vlan.tci) & ~OVS_BPF_VLAN_CFI;
     if (bpf_skb_vlan_push(skb, a->u.push_vlan.tpid, tci)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_VLAN);
     }
     ovs_bpf_shift_l3(s, (int) skb->len - (int) len);
     s->key.vlans[1] = s->key.vlans[0];
@@ -87,13 +87,14 @@ ovs_bpf_act_pop_vlan__(struct __sk_buff *skb)
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->clone_active && !skb->vlan_present) {
-        return ovs_bpf_action_error();  /* Would change the bytes. */
+        /* Would change the bytes. */
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_VLAN);
     }
     if (bpf_skb_vlan_pop(skb)) {
-        return ovs_bpf_action_error();
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_VLAN);
     }
     ovs_bpf_shift_l3(s, (int) skb->len - (int) len);
     s->key.vlans[0] = s->key.vlans[1];

@@ -20,12 +20,17 @@
  * runs its slot (or a run of slots of its type), then tail-calls the
  * program of the next slot.  The chain ends, and the packet is consumed
  * (TC_ACT_SHOT), at an OVS_BPF_ACTION_END slot or after the last slot;
- * a final OUTPUT returns TC_ACT_REDIRECT instead.
+ * a final OUTPUT returns TC_ACT_REDIRECT instead.  A chain that ends without
+ * having run an OUTPUT or USERSPACE action (no actions at all, for
+ * example) is the drop the flow asked for, OVS_BPF_DROP_FLOW_DROP.
  *
  * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one
  * for the first action, one per later slot (a run of OUTPUT slots counts
  * once), one per recirculation and one per clone() restore.  A chain that
- * needs more fails its tail call and is dropped as OVS_BPF_STAT_ACTION_ERROR.
+ * needs more fails its tail call and is dropped as OVS_BPF_DROP_TAIL_CALL.
+ *
+ * An action that fails, or refuses what it cannot do, drops the packet and
+ * counts it under its own type (ovs_bpf_action_failed()).
  *
  * Packet state that survives tail calls lives in skb->cb[] (TC leaves it to
  * the program; the entry programs initialise it): */
@@ -43,6 +48,9 @@
 #define OVS_BPF_CB_RECIRC 1         /* Recirculations so far. */
 #define OVS_BPF_CB_TRUNC 2          /* trunc(max_len) for the next output,
                                      * 0 if none. */
+#define OVS_BPF_CB_SENT 3           /* An OUTPUT or USERSPACE action ran in
+                                     * this pass: the end of the chain is
+                                     * not a drop of the flow's. */
 
 static __always_inline void
 ovs_bpf_cb_init(struct __sk_buff *skb)
@@ -50,6 +58,7 @@ ovs_bpf_cb_init(struct __sk_buff *skb)
     skb->cb[OVS_BPF_CB_ACTION] = 0;
     skb->cb[OVS_BPF_CB_RECIRC] = 0;
     skb->cb[OVS_BPF_CB_TRUNC] = 0;
+    skb->cb[OVS_BPF_CB_SENT] = 0;
 }
 
 /* Slot 'idx' of 's', or NULL if 'idx' is out of range.
@@ -68,6 +77,17 @@ ovs_bpf_slot(struct ovs_bpf_scratch *s, __u32 idx)
     return &s->actions[idx];
 }
 
+/* The end of the action chain: the packet is consumed.  If no output or
+ * userspace action ran in this pass, the flow dropped it. */
+static __always_inline int
+ovs_bpf_actions_end(struct __sk_buff *skb)
+{
+    if (!skb->cb[OVS_BPF_CB_SENT]) {
+        return ovs_bpf_drop(OVS_BPF_DROP_FLOW_DROP);
+    }
+    return TC_ACT_SHOT;
+}
+
 /* Runs the actions of 's' from slot 'idx' on: tail-calls the program of
  * slot 'idx'.  Returns only if there is nothing to run or the tail call
  * failed. */
@@ -79,7 +99,7 @@ ovs_bpf_run_actions(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __u32 type;
 
     if (!a || idx >= s->n_actions) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_actions_end(skb);
     }
     skb->cb[OVS_BPF_CB_ACTION] = idx;
     if (s->clone_active && idx >= s->clone_end) {
@@ -89,14 +109,13 @@ ovs_bpf_run_actions(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     } else {
         type = a->type;
         if (type == OVS_BPF_ACTION_END) {
-            return TC_ACT_SHOT;
+            return ovs_bpf_actions_end(skb);
         }
     }
     bpf_tail_call(skb, &tailcalls, type);
 
     /* No program for this action, or out of tail calls. */
-    ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
-    return TC_ACT_SHOT;
+    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
 }
 
 /* True if slot 'idx' is the last one the chain runs. */
@@ -130,8 +149,8 @@ ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
 /* To be called before an action changes packet bytes [0, 'end').  Inside
  * a clone() the clone program restores the packet from a snapshot of its
  * first bytes afterwards: a change beyond the snapshot could not be undone,
- * so it is refused (the caller drops the packet and this counts an action
- * error). */
+ * so it is refused (the caller drops the packet as a failure of its
+ * action). */
 static __always_inline bool
 ovs_bpf_may_write(struct ovs_bpf_scratch *s, __u32 end)
 {
@@ -139,19 +158,10 @@ ovs_bpf_may_write(struct ovs_bpf_scratch *s, __u32 end)
         return true;
     }
     if (end > s->clone_snap_len) {
-        ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
         return false;
     }
     s->clone_dirty = 1;
     return true;
-}
-
-/* Drops the packet for a failed action. */
-static __always_inline int
-ovs_bpf_action_error(void)
-{
-    ovs_bpf_count(OVS_BPF_STAT_ACTION_ERROR);
-    return TC_ACT_SHOT;
 }
 
 #endif /* BPF_ACTIONS_H */

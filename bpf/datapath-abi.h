@@ -400,28 +400,32 @@ struct ovs_bpf_port {
 /* The 'ifindexes' hash map: __u32 ifindex -> __u32 odp port number, used
  * by the ingress program to find 'in_port'. */
 
-/* The per-CPU '__u64' counters of the 'dp_stats' array map, written once
- * here: OVS_BPF_DP_STAT(ENUM, NAME, DESCRIPTION) for each, in index order.
- * NAME is how "ovs-appctl dpif-bpf/show" prints it. */
+/* The per-CPU '__u64' counters of the 'dp_stats' array map.  Its entries
+ * are, in this order:
+ *
+ *   - the counters of OVS_BPF_DP_STATS, indexed by enum ovs_bpf_dp_stat;
+ *   - one counter per drop reason of OVS_BPF_DROP_REASONS, at
+ *     OVS_BPF_STAT_DROP(enum ovs_bpf_drop_reason);
+ *   - one counter per action type, at OVS_BPF_STAT_ACTION_FAILED(enum
+ *     ovs_bpf_action_type): the packets (or copies) that the program of
+ *     that action type dropped because the action failed or could not be
+ *     done (see Documentation/topics/dpif-bpf.rst).
+ *
+ * Every packet or copy of a packet that the BPF programs drop is counted
+ * once, under one drop reason or one action type; a packet that is
+ * forwarded, sent up or left to the kernel is counted under none.  The
+ * counters are incremented on the drop path only.
+ *
+ * OVS_BPF_DP_STAT(ENUM, NAME, DESCRIPTION) for each counter, in index
+ * order.  NAME is how "ovs-appctl dpif-bpf/show" prints it. */
 #define OVS_BPF_DP_STATS(OVS_BPF_DP_STAT)                                   \
     OVS_BPF_DP_STAT(HIT, "hit", "Packets that matched a flow.")            \
     OVS_BPF_DP_STAT(MISSED, "missed", "Packets that matched no flow.")     \
-    OVS_BPF_DP_STAT(LOST, "lost", "Upcalls that could not be sent.")       \
     OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
     OVS_BPF_DP_STAT(DOWNCALL, "downcall", "Downcalls accepted.")           \
-    OVS_BPF_DP_STAT(DOWNCALL_FORGED, "downcall_forged",                    \
-                    "Downcalls dropped: bad ethertype, magic or secret.") \
-    OVS_BPF_DP_STAT(DOWNCALL_MALFORMED, "downcall_malformed",              \
-                    "Downcalls dropped: bad metadata.")                    \
-    OVS_BPF_DP_STAT(PARSE_ERROR, "parse_error",                            \
-                    "Packets dropped: headers could not be made linear.")  \
     OVS_BPF_DP_STAT(PARSE_INCOMPLETE, "parse_incomplete",                  \
                     "Packets sent up without a lookup: the parser "        \
                     "stopped at one of its bounds (also in 'missed').")    \
-    OVS_BPF_DP_STAT(ACTION_ERROR, "action_error",                          \
-                    "Packets dropped: an action failed.")                  \
-    OVS_BPF_DP_STAT(RECIRC_LIMIT, "recirc_limit",                          \
-                    "Packets dropped: too many recirculations.")           \
     OVS_BPF_DP_STAT(SLOW_PATH, "slow_path",                                \
                     "Packets of userspace-only flows.")
 
@@ -432,6 +436,56 @@ enum ovs_bpf_dp_stat {
 #undef OVS_BPF_DP_STAT_ENUM
     __OVS_BPF_STAT_MAX
 };
+
+/* Why the BPF programs dropped a packet, other than the failure of an
+ * action (counted per action type instead).  OVS_BPF_DROP_REASON(ENUM, NAME,
+ * DESCRIPTION) for each, in index order; NAME is how "ovs-appctl
+ * dpif-bpf/show" prints it.  Documentation/topics/dpif-bpf.rst says what to
+ * do about each. */
+#define OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON)                           \
+    OVS_BPF_DROP_REASON(FLOW_DROP, "flow_drop",                            \
+                        "The actions ended without an output or userspace " \
+                        "action: the drop the flow asked for.")            \
+    OVS_BPF_DROP_REASON(PARSE_ERROR, "parse_error",                        \
+                        "The headers could not be made linear.")           \
+    OVS_BPF_DROP_REASON(UPCALL_LOST, "upcall_lost",                        \
+                        "An upcall (miss, slow path or userspace action) " \
+                        "did not fit in the perf ring or had no reader.")  \
+    OVS_BPF_DROP_REASON(NO_PORT, "output_no_port",                         \
+                        "An output to a port that does not exist.")        \
+    OVS_BPF_DROP_REASON(RECIRC_LIMIT, "recirc_limit",                      \
+                        "More than OVS_BPF_MAX_RECIRC recirculations.")    \
+    OVS_BPF_DROP_REASON(TAIL_CALL, "tail_call",                            \
+                        "A tail call failed: no program for the action, " \
+                        "or more than the kernel's 33 per packet.")        \
+    OVS_BPF_DROP_REASON(DOWNCALL_FORGED, "downcall_forged",                \
+                        "Downcalls with a bad ethertype, magic or "        \
+                        "secret.")                                         \
+    OVS_BPF_DROP_REASON(DOWNCALL_MALFORMED, "downcall_malformed",          \
+                        "Downcalls with a bad version, action count or "   \
+                        "length.")                                         \
+    OVS_BPF_DROP_REASON(DOWNCALL_ERROR, "downcall_error",                  \
+                        "Downcalls whose packet could not be restored "    \
+                        "(skb not writable or not growable).")             \
+    OVS_BPF_DROP_REASON(INTERNAL, "internal",                              \
+                        "A per-CPU area or an action slot was missing: "   \
+                        "cannot happen.")
+
+enum ovs_bpf_drop_reason {
+#define OVS_BPF_DROP_REASON_ENUM(ENUM, NAME, DESCRIPTION) \
+    OVS_BPF_DROP_##ENUM,
+    OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_ENUM)
+#undef OVS_BPF_DROP_REASON_ENUM
+    __OVS_BPF_DROP_MAX
+};
+
+/* Indexes in 'dp_stats' of the counter of drop reason 'REASON' and of the
+ * failures of action type 'TYPE', and the number of entries of 'dp_stats'. */
+#define OVS_BPF_STAT_DROP(REASON) (__OVS_BPF_STAT_MAX + (REASON))
+#define OVS_BPF_STAT_ACTION_FAILED(TYPE) \
+    (__OVS_BPF_STAT_MAX + __OVS_BPF_DROP_MAX + (TYPE))
+#define OVS_BPF_N_DP_STATS \
+    (__OVS_BPF_STAT_MAX + __OVS_BPF_DROP_MAX + __OVS_BPF_ACTION_MAX)
 
 /* ------------------------------------------------------------------ */
 /* Upcalls (BPF -> ovs-vswitchd), through the 'upcalls' perf ring.    */
@@ -502,8 +556,8 @@ struct ovs_bpf_upcall {
  * trailer off with bpf_skb_change_tail(), writes 'eth_type' back, and runs
  * the actions like those of a flow on exactly the bytes ovs-vswitchd
  * wrote.  A frame whose ethertype, magic or secret does not match is
- * dropped and counted as OVS_BPF_STAT_DOWNCALL_FORGED; a frame with a bad
- * version, 'n_actions' or length as OVS_BPF_STAT_DOWNCALL_MALFORMED.
+ * dropped and counted as OVS_BPF_DROP_DOWNCALL_FORGED; a frame with a bad
+ * version, 'n_actions' or length as OVS_BPF_DROP_DOWNCALL_MALFORMED.
  *
  * Why a trailer and not a header after the Ethernet addresses: the only
  * helper that removes bytes in the middle of a TC packet,

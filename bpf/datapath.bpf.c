@@ -68,7 +68,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
 
     s = ovs_bpf_scratch_get();
     if (!s) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->reentry == OVS_BPF_REENTRY_NONE) {
         in_port = bpf_map_lookup_elem(&ifindexes, &ifindex);

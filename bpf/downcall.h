@@ -52,13 +52,6 @@ ovs_bpf_secret_ok(const struct ovs_bpf_downcall *dc,
     return (b0 | b1) && !((a0 ^ b0) | (a1 ^ b1));
 }
 
-static __always_inline int
-ovs_bpf_downcall_drop(__u32 stat)
-{
-    ovs_bpf_count(stat);
-    return TC_ACT_SHOT;
-}
-
 /* Gives the skb of a downcall, whose bytes are now the packet's, the state
  * that eth_type_trans() and skb_vlan_untag() give a frame received on a
  * port: skb->protocol the packet's ethertype (the TAP set the stand-in)
@@ -102,30 +95,30 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     __u32 n, acts_len, pkt_len;
 
     if (!s || !cfg) {
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (skb->protocol != bpf_htons(OVS_BPF_DOWNCALL_ETH_TYPE)) {
         /* Not written by ovs-vswitchd. */
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_FORGED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_FORGED);
     }
     if (len < ETH_HLEN + sizeof dc) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     /* The trailer may be in paged data: bpf_skb_load_bytes() handles
      * that, and its variable offset rules out direct access anyway. */
     if (bpf_skb_load_bytes(skb, len - sizeof dc, &dc, sizeof dc)) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     if (dc.magic != OVS_BPF_DOWNCALL_MAGIC || !ovs_bpf_secret_ok(&dc, cfg)) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_FORGED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_FORGED);
     }
     n = dc.n_actions;
     if (dc.abi_version != OVS_BPF_ABI_VERSION || n > OVS_BPF_MAX_ACTIONS) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     acts_len = n * OVS_BPF_ACTION_SIZE;
     if (len < ETH_HLEN + sizeof dc + acts_len) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     pkt_len = len - sizeof dc - acts_len;
     if (n) {
@@ -137,20 +130,20 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
                       * OVS_BPF_ACTION_SIZE) + OVS_BPF_ACTION_SIZE;
 
         if (bpf_skb_load_bytes(skb, pkt_len, s->actions, copy)) {
-            return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+            return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
         }
     }
     /* The TAP's receive path stopped at the stand-in ethertype, so no
      * transport header offset lies past 'pkt_len' and bpf_skb_change_tail()
      * (which refuses to cut below it) can cut the trailer off. */
     if (bpf_skb_change_tail(skb, pkt_len, 0)) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     /* These fail only if the skb cannot be made writable or grown. */
     if (bpf_skb_store_bytes(skb, 2 * ETH_ALEN, &dc.eth_type,
                             sizeof dc.eth_type, BPF_F_RECOMPUTE_CSUM)
         || !ovs_bpf_downcall_untag(skb)) {
-        return ovs_bpf_downcall_drop(OVS_BPF_STAT_ACTION_ERROR);
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_ERROR);
     }
     ovs_bpf_count(OVS_BPF_STAT_DOWNCALL);
 
@@ -170,11 +163,11 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
      * This takes one of the 33 tail calls the kernel allows a packet:
      * 32 action slots still fit, a clone() that ends after the 32nd slot
      * (whose restore is one more tail call) does not, and is counted as
-     * an action error. */
+     * OVS_BPF_DROP_TAIL_CALL. */
     s->reentry = OVS_BPF_REENTRY_DOWNCALL;
     bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
     s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_downcall_drop(OVS_BPF_STAT_ACTION_ERROR);
+    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
 }
 
 #endif /* BPF_DOWNCALL_H */

@@ -286,8 +286,7 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         ovs_bpf_count(OVS_BPF_STAT_PARSE_INCOMPLETE);
         return ovs_bpf_miss(skb, s);
     default:
-        ovs_bpf_count(OVS_BPF_STAT_PARSE_ERROR);
-        return TC_ACT_SHOT;
+        return ovs_bpf_drop(OVS_BPF_DROP_PARSE_ERROR);
     }
     if (downcall) {
         /* No flow: a userspace() action of a downcall carries no flow

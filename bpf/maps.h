@@ -22,6 +22,7 @@
 #define BPF_MAPS_H 1
 
 #include <linux/bpf.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
 
@@ -86,7 +87,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
     __type(value, __u64);
-    __uint(max_entries, __OVS_BPF_STAT_MAX);
+    __uint(max_entries, OVS_BPF_N_DP_STATS);
 } dp_stats SEC(".maps");
 
 struct {
@@ -235,6 +236,25 @@ ovs_bpf_count_n(__u32 stat, __u64 n)
     if (v) {
         *v += n;
     }
+}
+
+/* Counts a drop for 'reason' (enum ovs_bpf_drop_reason) and returns the
+ * verdict that drops the packet.  Only drop paths call this, so a packet
+ * that goes through pays nothing for the drop counters. */
+static __always_inline int
+ovs_bpf_drop(__u32 reason)
+{
+    ovs_bpf_count(OVS_BPF_STAT_DROP(reason));
+    return TC_ACT_SHOT;
+}
+
+/* Counts a drop for a failure of an action of 'type' (enum
+ * ovs_bpf_action_type) and returns the verdict that drops the packet. */
+static __always_inline int
+ovs_bpf_action_failed(__u32 type)
+{
+    ovs_bpf_count(OVS_BPF_STAT_ACTION_FAILED(type));
+    return TC_ACT_SHOT;
 }
 
 #endif /* BPF_MAPS_H */

@@ -38,8 +38,8 @@
 
 /* Sends 'skb' up as an upcall of 'type', with the metadata of this pass
  * from 's'.  The caller has filled 's->upcall.flow' (and, for
- * OVS_BPF_UPCALL_ACTION, the userdata).  Counts OVS_BPF_STAT_LOST if the
- * ring is full or no one listens on this CPU. */
+ * OVS_BPF_UPCALL_ACTION, the userdata).  Counts OVS_BPF_DROP_UPCALL_LOST if
+ * the ring is full or no one listens on this CPU. */
 static __always_inline void
 ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
 {
@@ -80,7 +80,7 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
     }
     if (bpf_perf_event_output(skb, &upcalls, BPF_F_CURRENT_CPU | (cap << 32),
                               u, sizeof *u) < 0) {
-        ovs_bpf_count(OVS_BPF_STAT_LOST);
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
     }
 }
 

@@ -112,8 +112,8 @@ upcall_sample_cb(void *ctx, int cpu OVS_UNUSED, void *data, uint32_t size)
 }
 
 /* The kernel reports here the records it could not write into a full ring.
- * The BPF program already counted each of them in OVS_BPF_STAT_LOST when
- * bpf_perf_event_output() failed, so they are only a coverage counter
+ * The BPF program already counted each of them in OVS_BPF_DROP_UPCALL_LOST
+ * when bpf_perf_event_output() failed, so they are only a coverage counter
  * here. */
 static void
 upcall_lost_cb(void *ctx OVS_UNUSED, int cpu OVS_UNUSED,

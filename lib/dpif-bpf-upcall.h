@@ -52,7 +52,7 @@ void dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *);
 
 /* Records dropped because a handler's queue was full.  (Records that did
  * not fit in a ring are counted by the BPF program itself, as
- * OVS_BPF_STAT_LOST.) */
+ * OVS_BPF_DROP_UPCALL_LOST.) */
 uint64_t dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *);
 
 /* Turns the packet of 'up' (whose 'cap_len' bytes are at 'data') into

@@ -453,7 +453,10 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     memset(stats, 0, sizeof *stats);
     stats->n_hit = read_dp_stat(dp, OVS_BPF_STAT_HIT);
     stats->n_missed = read_dp_stat(dp, OVS_BPF_STAT_MISSED);
-    stats->n_lost = read_dp_stat(dp, OVS_BPF_STAT_LOST);
+    /* Upcalls that did not fit in a perf ring: the BPF programs count
+     * them as a drop reason. */
+    stats->n_lost = read_dp_stat(dp,
+                                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST));
     stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
     stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
 
@@ -873,6 +876,70 @@ dpif_bpf_get_datapath_version(void)
     return xasprintf("bpf (ABI version %d)", OVS_BPF_ABI_VERSION);
 }
 
+/* Appends to 'ds' the drop counters of 'dp': the total, each drop reason,
+ * the failed actions, and under them each action type that failed. */
+static void
+dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
+{
+    static const char *const reasons[__OVS_BPF_DROP_MAX] = {
+#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) \
+        [OVS_BPF_DROP_##ENUM] = NAME,
+        OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
+#undef OVS_BPF_DROP_REASON_NAME
+    };
+    /* XXX: to be derived from the action list of datapath-abi.h once it
+     * is an X-macro. */
+    static const char *const actions[__OVS_BPF_ACTION_MAX] = {
+        [OVS_BPF_ACTION_OUTPUT] = "output",
+        [OVS_BPF_ACTION_USERSPACE] = "userspace",
+        [OVS_BPF_ACTION_SET_ETH] = "set_eth",
+        [OVS_BPF_ACTION_SET_IPV4] = "set_ipv4",
+        [OVS_BPF_ACTION_SET_IPV6_SRC] = "set_ipv6_src",
+        [OVS_BPF_ACTION_SET_IPV6_DST] = "set_ipv6_dst",
+        [OVS_BPF_ACTION_SET_IPV6_MISC] = "set_ipv6_misc",
+        [OVS_BPF_ACTION_SET_TCP] = "set_tcp",
+        [OVS_BPF_ACTION_SET_UDP] = "set_udp",
+        [OVS_BPF_ACTION_PUSH_VLAN] = "push_vlan",
+        [OVS_BPF_ACTION_POP_VLAN] = "pop_vlan",
+        [OVS_BPF_ACTION_RECIRC] = "recirc",
+        [OVS_BPF_ACTION_HASH] = "hash",
+        [OVS_BPF_ACTION_TRUNC] = "trunc",
+        [OVS_BPF_ACTION_CLONE] = "clone",
+        [OVS_BPF_ACTION_SAMPLE] = "sample",
+        [OVS_BPF_ACTION_SET_PRIORITY] = "set_priority",
+        [OVS_BPF_ACTION_SET_MARK] = "set_mark",
+    };
+    uint64_t by_reason[__OVS_BPF_DROP_MAX];
+    uint64_t by_action[__OVS_BPF_ACTION_MAX];
+    uint64_t total = 0, failed = 0;
+
+    for (int i = 0; i < __OVS_BPF_DROP_MAX; i++) {
+        by_reason[i] = read_dp_stat(dp, OVS_BPF_STAT_DROP(i));
+        total += by_reason[i];
+    }
+    for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
+        by_action[i] = read_dp_stat(dp, OVS_BPF_STAT_ACTION_FAILED(i));
+        failed += by_action[i];
+    }
+    total += failed;
+
+    ds_put_format(ds, "  dropped: %"PRIu64"\n", total);
+    for (int i = 0; i < __OVS_BPF_DROP_MAX; i++) {
+        ds_put_format(ds, "    %s: %"PRIu64"\n", reasons[i], by_reason[i]);
+    }
+    ds_put_format(ds, "    action_failed: %"PRIu64"\n", failed);
+    for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
+        if (by_action[i]) {
+            if (actions[i]) {
+                ds_put_format(ds, "      %s", actions[i]);
+            } else {
+                ds_put_format(ds, "      action_%d", i);
+            }
+            ds_put_format(ds, ": %"PRIu64"\n", by_action[i]);
+        }
+    }
+}
+
 /* "ovs-appctl dpif-bpf/show [dp]": the BPF datapath's own counters. */
 static void
 dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
@@ -915,6 +982,7 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
             ds_put_format(&ds, "  %s: %"PRIu64"\n", names[i],
                           read_dp_stat(dp, i));
         }
+        dpif_bpf_show_drops(&ds, dp);
     }
     ovs_mutex_unlock(&dp_bpf_mutex);
 

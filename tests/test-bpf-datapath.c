@@ -95,6 +95,8 @@ struct upcall_rec {
 #define MAX_UPCALLS 8
 static struct upcall_rec upcall_recs[MAX_UPCALLS];
 static int n_upcalls;
+static int n_received;          /* Upcalls received, also beyond
+                                 * MAX_UPCALLS. */
 static struct perf_buffer *perf_buf;
 
 static void OVS_PRINTF_FORMAT(1, 2)
@@ -207,6 +209,7 @@ on_upcall(void *ctx OVS_UNUSED, int cpu OVS_UNUSED, void *data, __u32 size)
     struct upcall_rec *rec;
     size_t pkt_len;
 
+    n_received++;
     if (n_upcalls >= MAX_UPCALLS || size < sizeof rec->hdr) {
         return;
     }
@@ -387,7 +390,7 @@ poll_upcalls(void)
 }
 
 static uint64_t
-stat_get(enum ovs_bpf_dp_stat stat)
+stat_get(uint32_t stat)
 {
     uint32_t key = stat;
     uint64_t values[n_cpus];
@@ -401,6 +404,67 @@ stat_get(enum ovs_bpf_dp_stat stat)
         sum += values[i];
     }
     return sum;
+}
+
+/* The drop counters of 'dp_stats': the drop reasons, then the failures of
+ * each action type. */
+#define N_DROP_STATS (OVS_BPF_N_DP_STATS - __OVS_BPF_STAT_MAX)
+struct drops {
+    uint64_t n[N_DROP_STATS];
+};
+
+static void
+drops_get(struct drops *d)
+{
+    for (int i = 0; i < N_DROP_STATS; i++) {
+        d->n[i] = stat_get(__OVS_BPF_STAT_MAX + i);
+    }
+}
+
+static const char *
+drop_name(uint32_t stat)
+{
+    static const char *const reasons[] = {
+#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) NAME,
+        OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
+#undef OVS_BPF_DROP_REASON_NAME
+    };
+    static char buf[32];
+
+    if (stat >= OVS_BPF_STAT_DROP(0)
+        && stat < OVS_BPF_STAT_DROP(__OVS_BPF_DROP_MAX)) {
+        return reasons[stat - OVS_BPF_STAT_DROP(0)];
+    }
+    snprintf(buf, sizeof buf, "action %d failed",
+             (int) (stat - OVS_BPF_STAT_ACTION_FAILED(0)));
+    return buf;
+}
+
+#define NO_DROP UINT32_MAX
+
+/* Checks that, since 'before', the drop counter at 'dp_stats' index 'stat'
+ * (NO_DROP for none) went up by 'n' and that no other drop counter
+ * moved.  Returns true if so. */
+static bool
+check_drops(const char *name, const struct drops *before, uint32_t stat,
+            uint64_t n)
+{
+    struct drops after;
+    bool ok = true;
+
+    drops_get(&after);
+    for (int i = 0; i < N_DROP_STATS; i++) {
+        uint32_t idx = __OVS_BPF_STAT_MAX + i;
+        uint64_t delta = after.n[i] - before->n[i];
+        uint64_t expected = idx == stat ? n : 0;
+
+        if (delta != expected) {
+            fail("%s: drop counter %s went up by %"PRIu64", expected "
+                 "%"PRIu64, name, drop_name(idx), delta, expected);
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 /* A run of a program on one packet. */
@@ -884,6 +948,21 @@ flow_for(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
     set_n_masks(1);
 }
 
+/* Installs 'acts', which end with recirc(1), as the exact-match flows of
+ * 'pkt' with recirc_id 0 and 1: a recirculation loop. */
+static void
+recirc_loop_for(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
+                uint32_t n)
+{
+    struct ovs_bpf_flow_key key;
+
+    flow_for(pkt, acts, n);
+    key_of(pkt, &key);
+    key.recirc_id = 1;
+    add_flow(0, &key, NULL, acts, n, 0);
+    set_n_masks(1);
+}
+
 #define ACT(TYPE, ...) \
     ((struct ovs_bpf_action) { .type = OVS_BPF_ACTION_##TYPE, __VA_ARGS__ })
 #define OUTPUT(PORT) ACT(OUTPUT, .u.output.port = (PORT))
@@ -1272,7 +1351,7 @@ static void
 test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     struct ovs_bpf_action acts[OVS_BPF_MAX_ACTIONS];
-    uint64_t errors;
+    struct drops drops;
     struct ofpbuf pkt;
     struct run r;
     int i;
@@ -1286,25 +1365,27 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     acts[0] = OUTPUT(LO_PORT1);
     acts[1] = OUTPUT(LO_PORT2);
     flow_for(&pkt, acts, 2);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "2 outputs: retval %u", r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
-          "2 outputs: action error");
+    check_drops("2 outputs", &drops, NO_DROP, 0);
 
     /* Output to a port that does not exist is skipped. */
     acts[0] = OUTPUT(99);
     flow_for(&pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "missing port: retval %u", r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 1,
-          "missing port: no action error");
+    check_drops("missing port", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT), 1);
     acts[0] = OUTPUT(OVS_BPF_MAX_PORTS + 5);
     flow_for(&pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 2,
+    CHECK(r.retval == TC_ACT_REDIRECT,
           "port beyond the ports array: retval %u", r.retval);
+    check_drops("port beyond the ports array", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT), 1);
 
     /* userspace() then output: an ACTION upcall with the userdata and
      * the flow's key. */
@@ -1334,11 +1415,12 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * is refused and counted, the next output gets the whole packet. */
     acts[2] = OUTPUT(LO_PORT2);
     flow_for(&pkt, acts, 3);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors + 1,
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == pkt.size,
           "trunc not last: retval %u length %u", r.retval, r.out_len);
+    check_drops("trunc not last", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TRUNC), 1);
 
     /* 32 slots (31 set_mark + output): every program of the chain runs
      * within the kernel's tail call limit. */
@@ -1347,11 +1429,11 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     }
     acts[31] = OUTPUT(LO_PORT1);
     flow_for(&pkt, acts, 32);
-    errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31
-          && stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
+    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31,
           "32 actions: retval %u mark %u", r.retval, r.ctx_out.mark);
+    check_drops("32 actions", &drops, NO_DROP, 0);
 
     /* Masked set_priority. */
     acts[0] = ACT(SET_PRIORITY, .u.meta.value = 0x1234, .u.meta.mask = 0xff00);
@@ -1468,14 +1550,14 @@ check_set(const char *name, const struct ofpbuf *pkt,
           struct ovs_bpf_action act, const struct dp_packet *expected)
 {
     struct ovs_bpf_action acts[2] = { act, OUTPUT(LO_PORT1) };
-    uint64_t errors = stat_get(OVS_BPF_STAT_ACTION_ERROR);
+    struct drops drops;
     struct run r;
 
     flow_for(pkt, acts, 2);
+    drops_get(&drops);
     run_ingress(pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "%s: retval %u", name, r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_ACTION_ERROR) == errors,
-          "%s: action error", name);
+    check_drops(name, &drops, NO_DROP, 0);
     checksums_ok(name, r.out, r.out_len);
     if (r.out_len != dp_packet_size(expected)
         || memcmp(r.out, dp_packet_data(expected), r.out_len)) {
@@ -1776,7 +1858,7 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ovs_bpf_flow_key key, mask, k1, k2;
     struct ovs_bpf_action acts[2];
     struct ofpbuf pkt, rev;
-    uint64_t limit;
+    struct drops drops;
     struct run r;
     int alg;
 
@@ -1787,16 +1869,12 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* recirc(1) in a flow of recirc_id 1: a loop, cut at
      * OVS_BPF_MAX_RECIRC. */
     acts[0] = ACT(RECIRC, .u.recirc.id = 1);
-    flow_for(&pkt, acts, 1);
-    key_of(&pkt, &key);
-    key.recirc_id = 1;
-    add_flow(0, &key, NULL, acts, 1, 0);
-    set_n_masks(1);
-    limit = stat_get(OVS_BPF_STAT_RECIRC_LIMIT);
+    recirc_loop_for(&pkt, acts, 1);
+    drops_get(&drops);
     run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_SHOT
-          && stat_get(OVS_BPF_STAT_RECIRC_LIMIT) == limit + 1,
-          "recirc loop: retval %u", r.retval);
+    CHECK(r.retval == TC_ACT_SHOT, "recirc loop: retval %u", r.retval);
+    check_drops("recirc loop", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_RECIRC_LIMIT), 1);
 
     /* hash + recirc: the second pass sees dp_hash, and a flow with
      * dp_hash wildcarded matches it. */
@@ -1942,7 +2020,8 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
         userspace_act("down"), OUTPUT(LO_PORT1),
     };
     struct ovs_bpf_downcall dc, bad;
-    uint64_t ok, forged, malformed;
+    struct drops drops;
+    uint64_t ok;
     struct ofpbuf pkt, frame;
     struct run r;
 
@@ -1975,7 +2054,7 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "downcall userspace action: %d upcalls", n_upcalls);
 
     /* Forged: wrong secret or magic. */
-    forged = stat_get(OVS_BPF_STAT_DOWNCALL_FORGED);
+    drops_get(&drops);
     bad = dc;
     bad.secret[3] ^= 1;
     downcall_frame(&frame, &pkt, acts, 2, &bad);
@@ -1995,14 +2074,13 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_prog(downcall_fd, pkt.data, pkt.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "plain packet: retval %u", r.retval);
     poll_upcalls();
-    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) == forged + 4
-          && n_upcalls == 0,
-          "forged downcalls: %"PRIu64" counted, %d upcalls",
-          stat_get(OVS_BPF_STAT_DOWNCALL_FORGED) - forged, n_upcalls);
+    CHECK(n_upcalls == 0, "forged downcalls: %d upcalls", n_upcalls);
+    check_drops("forged downcalls", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_DOWNCALL_FORGED), 4);
 
     /* Malformed: shorter than a trailer, bad version, too many actions,
      * actions beyond the frame. */
-    malformed = stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED);
+    drops_get(&drops);
     downcall_frame(&frame, &pkt, acts, 2, &dc);
     run_prog(downcall_fd, frame.data, pkt.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "short frame: retval %u", r.retval);
@@ -2022,18 +2100,20 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_prog(downcall_fd, frame.data, frame.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT, "actions beyond frame: retval %u",
           r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED) == malformed + 4,
-          "malformed downcalls: %"PRIu64" counted",
-          stat_get(OVS_BPF_STAT_DOWNCALL_MALFORMED) - malformed);
+    check_drops("malformed downcalls", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_DOWNCALL_MALFORMED), 4);
 
-    /* No actions: a drop, still authentic. */
+    /* No actions: a drop, still authentic, counted as the flow's. */
     bad = dc;
     bad.n_actions = 0;
     downcall_frame(&frame, &pkt, acts, 0, &bad);
+    drops_get(&drops);
     run_prog(downcall_fd, frame.data, frame.size, 0, &r);
     CHECK(r.retval == TC_ACT_SHOT
           && stat_get(OVS_BPF_STAT_DOWNCALL) == ok + 2,
           "downcall without actions: retval %u", r.retval);
+    check_drops("downcall without actions", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP), 1);
 
     /* Truncated packets go out as they are: the frame's stand-in ethertype
      * lets even those that BPF_PROG_TEST_RUN refuses to run as packets
@@ -2088,6 +2168,205 @@ test_downcall(struct ovs_cmdl_context *ctx OVS_UNUSED)
 
     ofpbuf_uninit(&pkt);
     ofpbuf_uninit(&frame);
+}
+
+/* Runs 'pkt' through a flow with the 'n' actions 'acts' and checks that the
+ * program returns 'retval' and that the drop counter 'stat' (NO_DROP for
+ * none) went up by one and no other. */
+static void
+check_flow_drop(const char *name, const struct ofpbuf *pkt,
+                const struct ovs_bpf_action *acts, uint32_t n,
+                uint32_t retval, uint32_t stat)
+{
+    struct drops drops;
+    struct run r;
+
+    flow_for(pkt, acts, n);
+    drops_get(&drops);
+    run_name = name;
+    run_ingress(pkt, &r);
+    run_name = "";
+    poll_upcalls();
+    CHECK(r.retval == retval, "%s: retval %u, expected %u", name, r.retval,
+          retval);
+    check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
+}
+
+/* Every drop site that a test run can reach, each with its own counter. */
+static void
+test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_action acts[OVS_BPF_MAX_ACTIONS];
+    struct ofpbuf pkt, tagged, ext6;
+    struct drops drops;
+    struct ds hex = DS_EMPTY_INITIALIZER;
+    struct run r;
+    int i;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&tagged, 0);
+    ofpbuf_init(&ext6, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_TCP);
+    fix_checksums(&pkt);
+    pkt_hex(&tagged, ETH "8100 0064 0800 " IP4_TCP);
+    fix_checksums(&tagged);
+    /* IPv6 + TCP with its TCP header beyond what a clone() saves. */
+    ipv6_ext_chain(&hex, 25, 6, TCP, 20);
+    pkt_hex(&ext6, ds_cstr(&hex));
+    ds_destroy(&hex);
+
+    /* The flow's own drops: no actions, or actions that send the packet
+     * nowhere.  An output or a userspace action is not a drop. */
+    check_flow_drop("no actions", &pkt, acts, 0, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    check_flow_drop("set_mark only", &pkt, acts, 1, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[1] = ACT(END);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("END slot", &pkt, acts, 3, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_FLOW_DROP));
+    acts[1] = userspace_act("up");
+    check_flow_drop("userspace only", &pkt, acts, 2, TC_ACT_SHOT, NO_DROP);
+    acts[1] = OUTPUT(LO_PORT1);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 2, .u.meta.mask = 2);
+    check_flow_drop("output then set_mark", &pkt, acts, 3, TC_ACT_SHOT,
+                    NO_DROP);
+
+    /* Output to a missing port, as the only and as the last action. */
+    acts[0] = OUTPUT(99);
+    check_flow_drop("single output, no port", &pkt, acts, 1, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT));
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[1] = OUTPUT(99);
+    check_flow_drop("last output, no port", &pkt, acts, 2, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_NO_PORT));
+
+    /* A copy that bpf_clone_redirect() cannot send (no such device). */
+    add_port(LO_PORT1 + 10, 9999, 0);
+    acts[0] = OUTPUT(LO_PORT1 + 10);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("copy to a missing device", &pkt, acts, 2,
+                    TC_ACT_REDIRECT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT));
+
+    /* An action type without a program. */
+    acts[0] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[1] = (struct ovs_bpf_action) { .type = __OVS_BPF_ACTION_MAX + 3 };
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("action without program", &pkt, acts, 3, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_TAIL_CALL));
+
+    /* Out of tail calls: 4 set_mark (that change nothing, so that every
+     * pass matches the flow) and a recirc per pass, 6 tail calls, fail in
+     * the 6th pass, before the recirculation limit. */
+    for (i = 0; i < 4; i++) {
+        acts[i] = ACT(SET_MARK, .u.meta.value = 0, .u.meta.mask = 0);
+    }
+    acts[4] = ACT(RECIRC, .u.recirc.id = 1);
+    recirc_loop_for(&pkt, acts, 5);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "tail call limit: retval %u", r.retval);
+    check_drops("tail call limit", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_TAIL_CALL), 1);
+
+    /* Actions refused inside a clone() that more actions follow. */
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 2);
+    acts[1] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(5));
+    acts[2] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(6));
+    acts[3] = OUTPUT(LO_PORT1);
+    check_flow_drop("push_vlan x2 in clone", &pkt, acts, 4, TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_PUSH_VLAN));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[1] = ACT(POP_VLAN);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("pop_vlan of the bytes in clone", &pkt, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_VLAN));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 3);
+    acts[1] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 1);
+    acts[3] = ACT(SET_MARK, .u.meta.value = 2, .u.meta.mask = 2);
+    acts[4] = OUTPUT(LO_PORT1);
+    check_flow_drop("clone ending inside a clone", &pkt, acts, 5,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_CLONE));
+    acts[1] = ACT(SAMPLE, .u.nested.n_actions = 1,
+                  .u.nested.probability = UINT32_MAX);
+    check_flow_drop("sample ending inside a clone", &pkt, acts, 5,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SAMPLE));
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 1);
+    acts[1] = ACT(SET_IPV6_SRC, .u.ipv6_addr.addr = { 0x30, 1 },
+                  .u.ipv6_addr.mask = { 0xff, 0xff });
+    acts[2] = OUTPUT(LO_PORT1);
+    check_flow_drop("set_ipv6_src beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_IPV6_SRC));
+    acts[1] = ACT(SET_IPV6_DST, .u.ipv6_addr.addr = { 0x30, 1 },
+                  .u.ipv6_addr.mask = { 0xff, 0xff });
+    check_flow_drop("set_ipv6_dst beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_IPV6_DST));
+    acts[1] = ACT(SET_TCP, .u.l4.src = htons(7),
+                  .u.l4.src_mask = OVS_BE16_MAX);
+    check_flow_drop("set_tcp beyond the clone snapshot", &ext6, acts, 3,
+                    TC_ACT_SHOT,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_SET_TCP));
+    /* The same outside a clone() is fine. */
+    check_flow_drop("set_tcp outside a clone", &ext6, acts + 1, 2,
+                    TC_ACT_REDIRECT, NO_DROP);
+
+    /* A tagged packet is not a drop. */
+    acts[0] = ACT(POP_VLAN);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("pop_vlan", &tagged, acts, 2, TC_ACT_REDIRECT, NO_DROP);
+
+    /* An action program run with an action slot out of range. */
+    {
+        struct __sk_buff sk = { .ingress_ifindex = IN_IFINDEX };
+        LIBBPF_OPTS(bpf_test_run_opts, opts,
+                    .data_in = pkt.data,
+                    .data_size_in = pkt.size,
+                    .ctx_in = &sk,
+                    .ctx_size_in = sizeof sk,
+                    .repeat = 1);
+        int fd = prog_fd("ovs_bpf_act_set_mark");
+
+        sk.cb[0] = OVS_BPF_MAX_ACTIONS + 8;
+        drops_get(&drops);
+        CHECK(fd >= 0 && !bpf_prog_test_run_opts(fd, &opts)
+              && opts.retval == TC_ACT_SHOT,
+              "slot out of range: %s, retval %u", ovs_strerror(errno),
+              opts.retval);
+        check_drops("slot out of range", &drops,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL), 1);
+    }
+
+    /* Misses that do not fit in the perf ring (16 pages): the packets are
+     * lost, each counted once. */
+    ofpbuf_clear(&pkt);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP);
+    ofpbuf_put_zeros(&pkt, 3000);
+    del_flows();
+    poll_upcalls();
+    n_received = 0;
+    drops_get(&drops);
+    for (i = 0; i < 40; i++) {
+        run_ingress(&pkt, &r);
+    }
+    poll_upcalls();
+    CHECK(n_received > 0 && n_received < 40,
+          "upcalls of 3 kB packets: %d of 40 went up", n_received);
+    check_drops("upcalls lost", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST), 40 - n_received);
+
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&tagged);
+    ofpbuf_uninit(&ext6);
 }
 
 static void
@@ -2205,6 +2484,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
+    {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
