@@ -51,29 +51,15 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
 #define DPIF_BPF_TC_PRIORITY 1
 
 /* The action programs, by the slot of the 'tailcalls' program array that
- * holds them.  The slot is the action type (enum ovs_bpf_action_type), so
- * the designated initializers keep this table right if the enum grows.  An
- * action without a program here (or missing from the object) leaves its slot
- * empty: the tail call fails and the BPF side counts an action error. */
+ * holds them: the slot is the action type, the program ovs_bpf_act_NAME (see
+ * OVS_BPF_ACTIONS in bpf/datapath-abi.h).  A program missing from the object
+ * leaves its slot empty: the tail call fails and the BPF side counts an
+ * action error. */
 const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
-    [OVS_BPF_ACTION_OUTPUT] = "ovs_bpf_act_output",
-    [OVS_BPF_ACTION_USERSPACE] = "ovs_bpf_act_userspace",
-    [OVS_BPF_ACTION_SET_ETH] = "ovs_bpf_act_set_eth",
-    [OVS_BPF_ACTION_SET_IPV4] = "ovs_bpf_act_set_ipv4",
-    [OVS_BPF_ACTION_SET_IPV6_SRC] = "ovs_bpf_act_set_ipv6_src",
-    [OVS_BPF_ACTION_SET_IPV6_DST] = "ovs_bpf_act_set_ipv6_dst",
-    [OVS_BPF_ACTION_SET_IPV6_MISC] = "ovs_bpf_act_set_ipv6_misc",
-    [OVS_BPF_ACTION_SET_TCP] = "ovs_bpf_act_set_tcp",
-    [OVS_BPF_ACTION_SET_UDP] = "ovs_bpf_act_set_udp",
-    [OVS_BPF_ACTION_PUSH_VLAN] = "ovs_bpf_act_push_vlan",
-    [OVS_BPF_ACTION_POP_VLAN] = "ovs_bpf_act_pop_vlan",
-    [OVS_BPF_ACTION_RECIRC] = "ovs_bpf_act_recirc",
-    [OVS_BPF_ACTION_HASH] = "ovs_bpf_act_hash",
-    [OVS_BPF_ACTION_TRUNC] = "ovs_bpf_act_trunc",
-    [OVS_BPF_ACTION_CLONE] = "ovs_bpf_act_clone",
-    [OVS_BPF_ACTION_SAMPLE] = "ovs_bpf_act_sample",
-    [OVS_BPF_ACTION_SET_PRIORITY] = "ovs_bpf_act_set_priority",
-    [OVS_BPF_ACTION_SET_MARK] = "ovs_bpf_act_set_mark",
+#define OVS_BPF_ACTION_PROG(ENUM, NAME) \
+    [OVS_BPF_ACTION_##ENUM] = "ovs_bpf_act_" #NAME,
+    OVS_BPF_ACTIONS(OVS_BPF_ACTION_PROG)
+#undef OVS_BPF_ACTION_PROG
     /* Recirculation enters the ingress program again (see
      * bpf/datapath.bpf.c). */
     [OVS_BPF_TAILCALL_LOOKUP] = OVS_BPF_PROG_INGRESS,
