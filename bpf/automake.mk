@@ -20,6 +20,18 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-upcall.c \
 	lib/dpif-bpf-upcall.h
 
+endif
+
+# libbpf's print hook, shared by the BPF datapath and the AF_XDP netdev.
+if HAVE_BPF_DATAPATH
+lib_libopenvswitch_la_SOURCES += lib/ovs-libbpf-log.c lib/ovs-libbpf-log.h
+else
+if HAVE_AF_XDP
+lib_libopenvswitch_la_SOURCES += lib/ovs-libbpf-log.c lib/ovs-libbpf-log.h
+endif
+endif
+
+if HAVE_BPF_DATAPATH
 # Where ovs-vswitchd finds the object: $(pkgdatadir)/bpf when installed,
 # this build tree when run from it (tests, the sandbox demo).
 bpfdir = $(pkgdatadir)/bpf

@@ -24,7 +24,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -36,7 +35,7 @@
 #include "dirs.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/vlog.h"
-#include "ovs-thread.h"
+#include "ovs-libbpf-log.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
@@ -64,60 +63,6 @@ const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
      * bpf/datapath.bpf.c). */
     [OVS_BPF_TAILCALL_LOOKUP] = OVS_BPF_PROG_INGRESS,
 };
-
-/* libbpf messages.
- *
- * libbpf reports conditions that are normal for us at its WARN level (for
- * example the netlink "Exclusivity flag on" message when a clsact qdisc
- * already exists), and OVS's system tests fail on any WARN in the log, so
- * every libbpf message goes to DBG.  While an object is being loaded, its
- * warnings are also collected in 'load_log', so that the verifier's message
- * of a failed load can be logged at ERR with the error.
- *
- * libbpf's print hook is global to the process and netdev-afxdp installs its
- * own: ours is installed only around our own libbpf calls. */
-static struct ovs_mutex libbpf_mutex = OVS_MUTEX_INITIALIZER;
-static struct ds load_log OVS_GUARDED_BY(libbpf_mutex)
-    = DS_EMPTY_INITIALIZER;
-static bool capturing OVS_GUARDED_BY(libbpf_mutex);
-
-static int
-libbpf_print_cb(enum libbpf_print_level level, const char *format,
-                va_list args)
-{
-    /* libbpf reports failures, the verifier's log included, at its WARN
-     * level; the rest of a load's log is only noise next to them. */
-    if (capturing && level == LIBBPF_WARN) {
-        va_list args2;
-
-        va_copy(args2, args);
-        ds_put_format_valist(&load_log, format, args2);
-        va_end(args2);
-    }
-    if (VLOG_IS_DBG_ENABLED()) {
-        vlog_valist(&this_module, VLL_DBG, format, args);
-    }
-    return 0;
-}
-
-static libbpf_print_fn_t
-libbpf_begin(bool capture)
-    OVS_ACQUIRES(libbpf_mutex)
-{
-    ovs_mutex_lock(&libbpf_mutex);
-    capturing = capture;
-    ds_clear(&load_log);
-    return libbpf_set_print(libbpf_print_cb);
-}
-
-static void
-libbpf_end(libbpf_print_fn_t old)
-    OVS_RELEASES(libbpf_mutex)
-{
-    libbpf_set_print(old);
-    capturing = false;
-    ovs_mutex_unlock(&libbpf_mutex);
-}
 
 static const char *
 find_object(void)
@@ -318,14 +263,17 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
 {
     struct dpif_bpf_obj *o = xzalloc(sizeof *o);
     const char *path = find_object();
-    libbpf_print_fn_t old_print;
+    char *libbpf_log;
     int error;
 
     *objp = NULL;
     *errorp = NULL;
     o->path = xstrdup(path);
 
-    old_print = libbpf_begin(true);
+    /* libbpf's messages are in the log at DBG level; the warnings of a
+     * failed load, the verifier's log among them, are also logged at ERR
+     * with the error. */
+    ovs_libbpf_log_capture_start();
 
     o->obj = bpf_object__open_file(path, NULL);
     if (!o->obj) {
@@ -464,20 +412,20 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         }
     }
 
-    libbpf_end(old_print);
+    free(ovs_libbpf_log_capture_end());
     VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32"), maps "
               "pinned in %s", dp_name, path, o->abi_version, o->pin_dir);
     *objp = o;
     return 0;
 
 error:
-    if (load_log.length) {
-        VLOG_ERR("%s: %s; libbpf said:\n%s", dp_name, *errorp,
-                 ds_cstr(&load_log));
+    libbpf_log = ovs_libbpf_log_capture_end();
+    if (libbpf_log) {
+        VLOG_ERR("%s: %s; libbpf said:\n%s", dp_name, *errorp, libbpf_log);
+        free(libbpf_log);
     } else {
         VLOG_ERR("%s: %s", dp_name, *errorp);
     }
-    libbpf_end(old_print);
     dpif_bpf_obj_unload(o);
     return error;
 }
@@ -493,10 +441,7 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o)
         free(o->pin_dir);
     }
     if (o->obj) {
-        libbpf_print_fn_t old_print = libbpf_begin(false);
-
         bpf_object__close(o->obj);
-        libbpf_end(old_print);
     }
     free(o->path);
     free(o);
@@ -511,10 +456,9 @@ dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
     LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
                 .priority = DPIF_BPF_TC_PRIORITY, .prog_fd = fd,
                 .flags = BPF_TC_F_REPLACE);
-    libbpf_print_fn_t old_print;
     int error;
 
-    old_print = libbpf_begin(false);
+    ovs_libbpf_log_init();
     error = -bpf_tc_hook_create(&hook);
     *created_qdisc = !error;
     if (error == EEXIST) {
@@ -542,7 +486,6 @@ dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
             }
         }
     }
-    libbpf_end(old_print);
     return error;
 }
 
@@ -553,14 +496,11 @@ dpif_bpf_tc_detach(int ifindex, bool remove_qdisc)
                 .attach_point = BPF_TC_INGRESS);
     LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
                 .priority = DPIF_BPF_TC_PRIORITY);
-    libbpf_print_fn_t old_print;
-
-    old_print = libbpf_begin(false);
+    ovs_libbpf_log_init();
     /* Errors are expected if the device is already gone. */
     bpf_tc_detach(&hook, &opts);
     if (remove_qdisc) {
         hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
         bpf_tc_hook_destroy(&hook);
     }
-    libbpf_end(old_print);
 }

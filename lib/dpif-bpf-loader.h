@@ -26,9 +26,9 @@
  * helpers to attach the ingress and downcall programs at the TC ingress hook
  * of a device.
  *
- * libbpf's messages go to this module's log at DBG level, except that the
- * whole libbpf log of a failed load (the verifier's message included) is
- * logged at ERR. */
+ * libbpf's messages go to the log at DBG level (ovs-libbpf-log.h), except
+ * that the warnings of a failed load (the verifier's message included) are
+ * also logged at ERR. */
 
 #include <stdbool.h>
 #include <stdint.h>
