@@ -46,9 +46,10 @@
 #define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
 #define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
 
-/* Names of the maps and programs in the object, as userspace finds them
- * with bpf_object__find_map_by_name() / bpf_object__find_program_by_name(),
- * and as the maps are pinned below /sys/fs/bpf/ovs-bpf/<datapath>/. */
+/* Names of the maps and programs in the object (the loader knows them as
+ * the fields of the object's skeleton; bpftool and the tests by these
+ * names), and as the maps are pinned below
+ * /sys/fs/bpf/ovs-bpf/<datapath>/. */
 #define OVS_BPF_MAP_FLOW_TABLES /* By enum ovs_bpf_flow_table. */ \
     { "flow_table_w2", "flow_table_w4", "flow_table_w6", "flow_table_w8", \
       "flow_table_w12", "flow_table_w16" }
@@ -69,8 +70,8 @@
  * other_config:vlan-limit says otherwise): the number of VLAN tags the BPF
  * parser decodes must equal the number flow_extract() decodes for the
  * upcalled packets, or megaflows of multi-tagged packets never match in
- * BPF.  The object's default is 2.  (lib: bpf_map__initial_value() of the
- * ".rodata" map, at the variable's offset in the BTF datasec.) */
+ * BPF.  The object's default is 2.  (The loader reads and sets them through
+ * the object's skeleton, bpf/datapath.skel.h.) */
 #define OVS_BPF_RODATA_ABI_VERSION "ovs_bpf_abi_version"
 #define OVS_BPF_RODATA_VLAN_LIMIT  "ovs_bpf_vlan_limit"
 
