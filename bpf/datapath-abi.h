@@ -46,9 +46,10 @@
 #define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
 #define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
 
-/* Names of the maps and programs in the object, as userspace finds them
- * with bpf_object__find_map_by_name() / bpf_object__find_program_by_name(),
- * and as the maps are pinned below /sys/fs/bpf/ovs-bpf/<datapath>/. */
+/* Names of the maps and programs in the object (the loader knows them as
+ * the fields of the object's skeleton; bpftool and the tests by these
+ * names), and as the maps are pinned below
+ * /sys/fs/bpf/ovs-bpf/<datapath>/. */
 #define OVS_BPF_MAP_FLOW_TABLES /* By enum ovs_bpf_flow_table. */ \
     { "flow_table_w2", "flow_table_w4", "flow_table_w6", "flow_table_w8", \
       "flow_table_w12", "flow_table_w16" }
@@ -71,8 +72,8 @@
  * other_config:vlan-limit says otherwise): the number of VLAN tags the BPF
  * parser decodes must equal the number flow_extract() decodes for the
  * upcalled packets, or megaflows of multi-tagged packets never match in
- * BPF.  The object's default is 2.  (lib: bpf_map__initial_value() of the
- * ".rodata" map, at the variable's offset in the BTF datasec.) */
+ * BPF.  The object's default is 2.  (The loader reads and sets them through
+ * the object's skeleton, bpf/datapath.skel.h.) */
 #define OVS_BPF_RODATA_ABI_VERSION "ovs_bpf_abi_version"
 #define OVS_BPF_RODATA_VLAN_LIMIT  "ovs_bpf_vlan_limit"
 
@@ -203,28 +204,44 @@ struct ovs_bpf_mask {
 /* Actions.                                                           */
 /* ------------------------------------------------------------------ */
 
-/* An action type is also the index of its program in the 'tailcalls' prog
- * array.  OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
+/* The action types, written once here: OVS_BPF_ACTION(ENUM, NAME) for each,
+ * in the order of their values (which are part of the ABI: append new ones).
+ * An action type is also the slot of its program in the 'tailcalls' prog
+ * array, and the program is the function ovs_bpf_act_NAME of
+ * bpf/datapath.bpf.c, which bpf/maps.h puts in that slot; NAME is also how
+ * the action is formatted (e.g. by "ovs-appctl dpctl/dump-flows").  The
+ * comment gives the member of 'u' in struct ovs_bpf_action that holds the
+ * action's argument.
+ *
+ * Adding an action: a line here, its program in bpf/datapath.bpf.c (and the
+ * header that implements it), its translation from ODP and its formatting
+ * in lib/dpif-bpf-odp.c. */
+#define OVS_BPF_ACTIONS(OVS_BPF_ACTION)                                     \
+    OVS_BPF_ACTION(OUTPUT, output)                  /* u.output */          \
+    OVS_BPF_ACTION(USERSPACE, userspace)            /* u.userspace */       \
+    OVS_BPF_ACTION(SET_ETH, set_eth)                /* u.eth, masked */     \
+    OVS_BPF_ACTION(SET_IPV4, set_ipv4)              /* u.ipv4, masked */    \
+    OVS_BPF_ACTION(SET_IPV6_SRC, set_ipv6_src)      /* u.ipv6_addr, masked */ \
+    OVS_BPF_ACTION(SET_IPV6_DST, set_ipv6_dst)      /* u.ipv6_addr, masked */ \
+    OVS_BPF_ACTION(SET_IPV6_MISC, set_ipv6_misc)    /* u.ipv6_misc, masked */ \
+    OVS_BPF_ACTION(SET_TCP, set_tcp)                /* u.l4, masked */      \
+    OVS_BPF_ACTION(SET_UDP, set_udp)                /* u.l4, masked */      \
+    OVS_BPF_ACTION(PUSH_VLAN, push_vlan)            /* u.push_vlan */       \
+    OVS_BPF_ACTION(POP_VLAN, pop_vlan)              /* no argument */       \
+    OVS_BPF_ACTION(RECIRC, recirc)                  /* u.recirc */          \
+    OVS_BPF_ACTION(HASH, hash)                      /* u.hash */            \
+    OVS_BPF_ACTION(TRUNC, trunc)                    /* u.trunc */           \
+    OVS_BPF_ACTION(CLONE, clone)                    /* u.nested */          \
+    OVS_BPF_ACTION(SAMPLE, sample)                  /* u.nested */          \
+    OVS_BPF_ACTION(SET_PRIORITY, set_priority)      /* u.meta, masked */    \
+    OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */
+
+/* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
     OVS_BPF_ACTION_END = 0,
-    OVS_BPF_ACTION_OUTPUT,          /* u.output */
-    OVS_BPF_ACTION_USERSPACE,       /* u.userspace */
-    OVS_BPF_ACTION_SET_ETH,         /* u.eth, masked */
-    OVS_BPF_ACTION_SET_IPV4,        /* u.ipv4, masked */
-    OVS_BPF_ACTION_SET_IPV6_SRC,    /* u.ipv6_addr, masked */
-    OVS_BPF_ACTION_SET_IPV6_DST,    /* u.ipv6_addr, masked */
-    OVS_BPF_ACTION_SET_IPV6_MISC,   /* u.ipv6_misc, masked */
-    OVS_BPF_ACTION_SET_TCP,         /* u.l4, masked */
-    OVS_BPF_ACTION_SET_UDP,         /* u.l4, masked */
-    OVS_BPF_ACTION_PUSH_VLAN,       /* u.push_vlan */
-    OVS_BPF_ACTION_POP_VLAN,        /* no argument */
-    OVS_BPF_ACTION_RECIRC,          /* u.recirc */
-    OVS_BPF_ACTION_HASH,            /* u.hash */
-    OVS_BPF_ACTION_TRUNC,           /* u.trunc */
-    OVS_BPF_ACTION_CLONE,           /* u.nested */
-    OVS_BPF_ACTION_SAMPLE,          /* u.nested */
-    OVS_BPF_ACTION_SET_PRIORITY,    /* u.meta, masked */
-    OVS_BPF_ACTION_SET_MARK,        /* u.meta, masked */
+#define OVS_BPF_ACTION_ENUM(ENUM, NAME) OVS_BPF_ACTION_##ENUM,
+    OVS_BPF_ACTIONS(OVS_BPF_ACTION_ENUM)
+#undef OVS_BPF_ACTION_ENUM
     __OVS_BPF_ACTION_MAX
 };
 

@@ -29,9 +29,10 @@
  *                       actions sent down by ovs-vswitchd and tail calls
  *                       ovs_bpf_ingress to run them.
  *
- * The program names are a contract with the loader, which fills the prog
- * array by name.  This file only declares the programs; each concern is in
- * its own header. */
+ * The 'tailcalls' prog array is initialised with the programs in
+ * bpf/maps.h: an action's program is ovs_bpf_act_NAME for each
+ * OVS_BPF_ACTION(ENUM, NAME) of datapath-abi.h.  This file only declares the
+ * programs; each concern is in its own header. */
 
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -50,7 +51,8 @@
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
- * with. */
+ * with.  The first .rodata variable in every version of the object, so that
+ * the loader finds it at the same place in an object of another version. */
 const volatile __u32 ovs_bpf_abi_version = OVS_BPF_ABI_VERSION;
 
 /* Set by the loader to OVS's flow_vlan_limit before loading: see

@@ -16,7 +16,13 @@
 
 /* The maps of the BPF datapath.  Every map except 'scratch' is part of the
  * ABI with ovs-vswitchd (names and value types in datapath-abi.h); the
- * loader may change 'max_entries' of the flow tables before loading. */
+ * loader may change 'max_entries' of the flow tables before loading.
+ *
+ * The maps of the ABI are pinned by libbpf, by name, in the directory the
+ * loader gives as 'pin_root_path' (/sys/fs/bpf/ovs-bpf/<datapath>/), so
+ * that bpftool and the tests find them.  The loader removes that directory
+ * before loading: libbpf would otherwise reuse the maps a killed
+ * ovs-vswitchd left pinned there. */
 
 #ifndef BPF_MAPS_H
 #define BPF_MAPS_H 1
@@ -45,6 +51,7 @@
         __type(value, struct ovs_bpf_flow);                 \
         __uint(max_entries, 65536);                         \
         __uint(map_flags, BPF_F_NO_PREALLOC);               \
+        __uint(pinning, LIBBPF_PIN_BY_NAME);                \
     } flow_table_w##WORDS SEC(".maps")
 
 OVS_BPF_FLOW_TABLE_MAP(2);
@@ -59,6 +66,7 @@ struct {
     __type(key, __u32);
     __type(value, struct ovs_bpf_mask);
     __uint(max_entries, OVS_BPF_MAX_MASKS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } flow_masks SEC(".maps");
 
 struct {
@@ -66,6 +74,7 @@ struct {
     __type(key, __u32);
     __type(value, struct ovs_bpf_mask_order);
     __uint(max_entries, 2);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } mask_order SEC(".maps");
 
 /* Packets that hit a flow of each mask, per CPU: a plain increment. */
@@ -74,6 +83,7 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
     __uint(max_entries, OVS_BPF_MAX_MASKS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } mask_stats SEC(".maps");
 
 struct {
@@ -81,6 +91,7 @@ struct {
     __type(key, __u32);
     __type(value, struct ovs_bpf_dp_config);
     __uint(max_entries, 1);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } dp_config SEC(".maps");
 
 struct {
@@ -88,6 +99,7 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
     __uint(max_entries, OVS_BPF_N_DP_STATS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } dp_stats SEC(".maps");
 
 struct {
@@ -95,6 +107,7 @@ struct {
     __type(key, __u32);
     __type(value, struct ovs_bpf_port);
     __uint(max_entries, OVS_BPF_MAX_PORTS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } ports SEC(".maps");
 
 struct {
@@ -102,6 +115,7 @@ struct {
     __type(key, __u32);
     __type(value, __u32);
     __uint(max_entries, OVS_BPF_MAX_PORTS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } ifindexes SEC(".maps");
 
 /* One ring per CPU; libbpf sizes it to the number of possible CPUs. */
@@ -109,14 +123,35 @@ struct {
     __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
     __uint(key_size, sizeof(__u32));
     __uint(value_size, sizeof(__u32));
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
 } upcalls SEC(".maps");
 
+/* The programs of bpf/datapath.bpf.c that tail calls enter. */
+#define OVS_BPF_ACTION_PROG_DECL(ENUM, NAME) \
+    int ovs_bpf_act_##NAME(struct __sk_buff *);
+OVS_BPF_ACTIONS(OVS_BPF_ACTION_PROG_DECL)
+#undef OVS_BPF_ACTION_PROG_DECL
+int ovs_bpf_ingress(struct __sk_buff *);
+
+/* The tail call targets by slot (enum ovs_bpf_action_type, then enum
+ * ovs_bpf_tailcall): libbpf fills the array when it loads the object. */
 struct {
     __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
     __uint(key_size, sizeof(__u32));
-    __uint(value_size, sizeof(__u32));
     __uint(max_entries, __OVS_BPF_TAILCALL_MAX);
-} tailcalls SEC(".maps");
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __array(values, int (void *));
+} tailcalls SEC(".maps") = {
+    .values = {
+#define OVS_BPF_ACTION_SLOT(ENUM, NAME) \
+        [OVS_BPF_ACTION_##ENUM] = (void *) &ovs_bpf_act_##NAME,
+        OVS_BPF_ACTIONS(OVS_BPF_ACTION_SLOT)
+#undef OVS_BPF_ACTION_SLOT
+        /* Recirculation enters the ingress program again (see
+         * bpf/datapath.bpf.c). */
+        [OVS_BPF_TAILCALL_LOOKUP] = (void *) &ovs_bpf_ingress,
+    },
+};
 
 /* Bytes of packet headers saved by a clone() so that the original packet
  * can be restored after the nested actions: enough for Ethernet, two VLAN

@@ -19,12 +19,11 @@
 #include "dpif-bpf-loader.h"
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -33,10 +32,11 @@
 #include <unistd.h>
 
 #include "bpf/datapath-abi.h"
+#include "bpf/datapath.skel.h"
 #include "dirs.h"
-#include "openvswitch/dynamic-string.h"
 #include "openvswitch/vlog.h"
-#include "ovs-thread.h"
+#include "ovs-libbpf-log.h"
+#include "timeval.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
@@ -49,89 +49,6 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
  * re-attach replaces it and a detach finds it. */
 #define DPIF_BPF_TC_HANDLE 0x4f56
 #define DPIF_BPF_TC_PRIORITY 1
-
-/* The action programs, by the slot of the 'tailcalls' program array that
- * holds them.  The slot is the action type (enum ovs_bpf_action_type), so
- * the designated initializers keep this table right if the enum grows.  An
- * action without a program here (or missing from the object) leaves its slot
- * empty: the tail call fails and the BPF side counts an action error. */
-const char *const dpif_bpf_tailcall_progs[__OVS_BPF_TAILCALL_MAX] = {
-    [OVS_BPF_ACTION_OUTPUT] = "ovs_bpf_act_output",
-    [OVS_BPF_ACTION_USERSPACE] = "ovs_bpf_act_userspace",
-    [OVS_BPF_ACTION_SET_ETH] = "ovs_bpf_act_set_eth",
-    [OVS_BPF_ACTION_SET_IPV4] = "ovs_bpf_act_set_ipv4",
-    [OVS_BPF_ACTION_SET_IPV6_SRC] = "ovs_bpf_act_set_ipv6_src",
-    [OVS_BPF_ACTION_SET_IPV6_DST] = "ovs_bpf_act_set_ipv6_dst",
-    [OVS_BPF_ACTION_SET_IPV6_MISC] = "ovs_bpf_act_set_ipv6_misc",
-    [OVS_BPF_ACTION_SET_TCP] = "ovs_bpf_act_set_tcp",
-    [OVS_BPF_ACTION_SET_UDP] = "ovs_bpf_act_set_udp",
-    [OVS_BPF_ACTION_PUSH_VLAN] = "ovs_bpf_act_push_vlan",
-    [OVS_BPF_ACTION_POP_VLAN] = "ovs_bpf_act_pop_vlan",
-    [OVS_BPF_ACTION_RECIRC] = "ovs_bpf_act_recirc",
-    [OVS_BPF_ACTION_HASH] = "ovs_bpf_act_hash",
-    [OVS_BPF_ACTION_TRUNC] = "ovs_bpf_act_trunc",
-    [OVS_BPF_ACTION_CLONE] = "ovs_bpf_act_clone",
-    [OVS_BPF_ACTION_SAMPLE] = "ovs_bpf_act_sample",
-    [OVS_BPF_ACTION_SET_PRIORITY] = "ovs_bpf_act_set_priority",
-    [OVS_BPF_ACTION_SET_MARK] = "ovs_bpf_act_set_mark",
-    /* Recirculation enters the ingress program again (see
-     * bpf/datapath.bpf.c). */
-    [OVS_BPF_TAILCALL_LOOKUP] = OVS_BPF_PROG_INGRESS,
-};
-
-/* libbpf messages.
- *
- * libbpf reports conditions that are normal for us at its WARN level (for
- * example the netlink "Exclusivity flag on" message when a clsact qdisc
- * already exists), and OVS's system tests fail on any WARN in the log, so
- * every libbpf message goes to DBG.  While an object is being loaded, its
- * warnings are also collected in 'load_log', so that the verifier's message
- * of a failed load can be logged at ERR with the error.
- *
- * libbpf's print hook is global to the process and netdev-afxdp installs its
- * own: ours is installed only around our own libbpf calls. */
-static struct ovs_mutex libbpf_mutex = OVS_MUTEX_INITIALIZER;
-static struct ds load_log OVS_GUARDED_BY(libbpf_mutex)
-    = DS_EMPTY_INITIALIZER;
-static bool capturing OVS_GUARDED_BY(libbpf_mutex);
-
-static int
-libbpf_print_cb(enum libbpf_print_level level, const char *format,
-                va_list args)
-{
-    /* libbpf reports failures, the verifier's log included, at its WARN
-     * level; the rest of a load's log is only noise next to them. */
-    if (capturing && level == LIBBPF_WARN) {
-        va_list args2;
-
-        va_copy(args2, args);
-        ds_put_format_valist(&load_log, format, args2);
-        va_end(args2);
-    }
-    if (VLOG_IS_DBG_ENABLED()) {
-        vlog_valist(&this_module, VLL_DBG, format, args);
-    }
-    return 0;
-}
-
-static libbpf_print_fn_t
-libbpf_begin(bool capture)
-    OVS_ACQUIRES(libbpf_mutex)
-{
-    ovs_mutex_lock(&libbpf_mutex);
-    capturing = capture;
-    ds_clear(&load_log);
-    return libbpf_set_print(libbpf_print_cb);
-}
-
-static void
-libbpf_end(libbpf_print_fn_t old)
-    OVS_RELEASES(libbpf_mutex)
-{
-    libbpf_set_print(old);
-    capturing = false;
-    ovs_mutex_unlock(&libbpf_mutex);
-}
 
 static const char *
 find_object(void)
@@ -168,16 +85,6 @@ ensure_bpffs(void)
     return 0;
 }
 
-static const char *const flow_table_names[OVS_BPF_N_FLOW_TABLES]
-    = OVS_BPF_MAP_FLOW_TABLES;
-
-static const char *const pinned_maps[] = {
-    OVS_BPF_MAP_FLOW_MASKS, OVS_BPF_MAP_MASK_ORDER, OVS_BPF_MAP_MASK_STATS,
-    OVS_BPF_MAP_DP_CONFIG,
-    OVS_BPF_MAP_DP_STATS, OVS_BPF_MAP_PORTS, OVS_BPF_MAP_IFINDEXES,
-    OVS_BPF_MAP_UPCALLS, OVS_BPF_MAP_TAILCALLS,
-};
-
 /* Removes the pin directory 'dir' of a datapath with every pin in it,
  * including pins of map names an older object had (after an upgrade, a
  * killed ovs-vswitchd may have left those). */
@@ -202,125 +109,91 @@ remove_pins(const char *dir)
     rmdir(dir);
 }
 
+/* Reads the object file 'path' into '*datap' and '*sizep'. */
 static int
-pin_map(struct dpif_bpf_obj *o, const char *name, char **errorp)
+read_object(const char *path, void **datap, size_t *sizep)
 {
-    struct bpf_map *map = bpf_object__find_map_by_name(o->obj, name);
-    char *pin = xasprintf("%s/%s", o->pin_dir, name);
-    int error = -bpf_map__pin(map, pin);
+    FILE *file = fopen(path, "rb");
+    struct stat s;
+    int error = 0;
 
-    free(pin);
+    *datap = NULL;
+    *sizep = 0;
+    if (!file) {
+        return errno;
+    }
+    if (fstat(fileno(file), &s)) {
+        error = errno;
+    } else {
+        *sizep = s.st_size;
+        *datap = xmalloc(MAX(*sizep, 1));
+        if (fread(*datap, 1, *sizep, file) != *sizep) {
+            error = ferror(file) ? errno : EIO;
+        }
+    }
+    fclose(file);
     if (error) {
-        *errorp = xasprintf("cannot pin map %s in %s (%s)", name, o->pin_dir,
+        free(*datap);
+        *datap = NULL;
+    }
+    return error;
+}
+
+static struct bpf_map *
+flow_table_map(const struct datapath_bpf *skel, enum ovs_bpf_flow_table t)
+{
+    struct bpf_map *const maps[] = {
+        [OVS_BPF_FLOW_TABLE_W2] = skel->maps.flow_table_w2,
+        [OVS_BPF_FLOW_TABLE_W4] = skel->maps.flow_table_w4,
+        [OVS_BPF_FLOW_TABLE_W6] = skel->maps.flow_table_w6,
+        [OVS_BPF_FLOW_TABLE_W8] = skel->maps.flow_table_w8,
+        [OVS_BPF_FLOW_TABLE_W12] = skel->maps.flow_table_w12,
+        [OVS_BPF_FLOW_TABLE_W16] = skel->maps.flow_table_w16,
+    };
+    BUILD_ASSERT_DECL(ARRAY_SIZE(maps) == OVS_BPF_N_FLOW_TABLES);
+
+    return maps[t];
+}
+
+/* Opens the object of 'o' (file 'o->path') with its skeleton, struct
+ * datapath_bpf, which finds the object's maps, programs and .rodata, and
+ * tells libbpf to pin the maps of the ABI in 'o->pin_dir'.  The skeleton
+ * has the object of the build built in: the file's bytes replace them, so
+ * that the object checked and loaded is the one found at run time. */
+static int
+open_object(struct dpif_bpf_obj *o, char **errorp)
+{
+    LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = o->pin_dir);
+    size_t size;
+    int error;
+
+    error = read_object(o->path, &o->elf, &size);
+    if (error) {
+        *errorp = xasprintf("cannot read BPF object %s (%s)", o->path,
+                            ovs_strerror(error));
+        return error;
+    }
+
+    o->skel = xzalloc(sizeof *o->skel);
+    error = -datapath_bpf__create_skeleton(o->skel);
+    if (error) {
+        /* The skeleton is already freed. */
+        o->skel->skeleton = NULL;
+        *errorp = xasprintf("cannot create the skeleton of BPF object %s "
+                            "(%s)", o->path, ovs_strerror(error));
+        return error;
+    }
+    o->skel->skeleton->data = o->elf;
+    o->skel->skeleton->data_sz = size;
+
+    error = -bpf_object__open_skeleton(o->skel->skeleton, &opts);
+    if (error) {
+        /* ESRCH: a map or a program of the skeleton is not in the file. */
+        *errorp = xasprintf("cannot open BPF object %s as a datapath of ABI "
+                            "version %d (%s)", o->path, OVS_BPF_ABI_VERSION,
                             ovs_strerror(error));
     }
     return error;
-}
-
-/* Finds the __u32 .rodata variable 'name' of 'obj' through the object's BTF.
- * On success stores the .rodata map in '*mapp' and the variable's offset in
- * it in '*offsetp' and returns 0. */
-static int
-rodata_find_u32(struct bpf_object *obj, const char *name,
-                struct bpf_map **mapp, size_t *offsetp)
-{
-    const struct btf_var_secinfo *vsi;
-    const struct btf_type *sec;
-    struct bpf_map *rodata = NULL;
-    struct bpf_map *map;
-    struct btf *btf;
-    size_t size;
-    int id;
-
-    bpf_object__for_each_map (map, obj) {
-        const char *map_name = bpf_map__name(map);
-        size_t len = strlen(map_name);
-
-        if (bpf_map__is_internal(map) && len >= 7
-            && !strcmp(map_name + len - 7, ".rodata")) {
-            rodata = map;
-            break;
-        }
-    }
-    btf = bpf_object__btf(obj);
-    if (!rodata || !btf || !bpf_map__initial_value(rodata, &size)) {
-        return ENOENT;
-    }
-    id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
-    if (id < 0) {
-        return ENOENT;
-    }
-    sec = btf__type_by_id(btf, id);
-    vsi = btf_var_secinfos(sec);
-    for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
-        const struct btf_type *var = btf__type_by_id(btf, vsi->type);
-        const char *var_name = btf__name_by_offset(btf, var->name_off);
-
-        if (var_name && !strcmp(var_name, name)) {
-            if (vsi->size != sizeof(uint32_t)
-                || vsi->offset + sizeof(uint32_t) > size) {
-                return EINVAL;
-            }
-            *mapp = rodata;
-            *offsetp = vsi->offset;
-            return 0;
-        }
-    }
-    return ENOENT;
-}
-
-static int
-rodata_get_u32(struct bpf_object *obj, const char *name, uint32_t *value)
-{
-    struct bpf_map *map;
-    size_t offset, size;
-    int error;
-
-    error = rodata_find_u32(obj, name, &map, &offset);
-    if (!error) {
-        const char *data = bpf_map__initial_value(map, &size);
-
-        memcpy(value, data + offset, sizeof *value);
-    }
-    return error;
-}
-
-/* Sets the initial value of a .rodata variable, which the programs see as a
- * constant once the object is loaded. */
-static int
-rodata_set_u32(struct bpf_object *obj, const char *name, uint32_t value)
-{
-    struct bpf_map *map;
-    size_t offset, size;
-    int error;
-
-    error = rodata_find_u32(obj, name, &map, &offset);
-    if (!error) {
-        char *data = xmemdup(bpf_map__initial_value(map, &size), size);
-
-        memcpy(data + offset, &value, sizeof value);
-        error = -bpf_map__set_initial_value(map, data, size);
-        free(data);
-    }
-    return error;
-}
-
-static int
-map_fd(struct bpf_object *obj, const char *name, int *fdp)
-{
-    struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
-
-    *fdp = map ? bpf_map__fd(map) : -1;
-    return *fdp >= 0 ? 0 : ENOENT;
-}
-
-static int
-prog_fd(struct bpf_object *obj, const char *name, int *fdp)
-{
-    struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
-
-    *fdp = prog ? bpf_program__fd(prog) : -1;
-    return *fdp >= 0 ? 0 : ENOENT;
 }
 
 /* Opens, checks and loads the datapath object for the datapath 'dp_name'.
@@ -331,120 +204,21 @@ int
 dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                   struct dpif_bpf_obj **objp, char **errorp)
 {
+    long long int start = time_msec();
     struct dpif_bpf_obj *o = xzalloc(sizeof *o);
-    const char *path = find_object();
-    libbpf_print_fn_t old_print;
+    struct datapath_bpf *skel;
+    char *libbpf_log;
+    size_t rodata_size;
     int error;
 
     *objp = NULL;
     *errorp = NULL;
-    o->path = xstrdup(path);
+    o->path = xstrdup(find_object());
 
-    old_print = libbpf_begin(true);
-
-    o->obj = bpf_object__open_file(path, NULL);
-    if (!o->obj) {
-        error = errno;
-        *errorp = xasprintf("cannot open BPF object %s (%s)", path,
-                            ovs_strerror(error));
-        goto error;
-    }
-
-    error = rodata_get_u32(o->obj, OVS_BPF_RODATA_ABI_VERSION,
-                           &o->abi_version);
-    if (error) {
-        *errorp = xasprintf("BPF object %s has no readable %s (%s)", path,
-                            OVS_BPF_RODATA_ABI_VERSION, ovs_strerror(error));
-        goto error;
-    }
-    if (o->abi_version != OVS_BPF_ABI_VERSION) {
-        error = EPROTO;
-        *errorp = xasprintf("BPF object %s has ABI version %"PRIu32", "
-                            "ovs-vswitchd expects %d", path, o->abi_version,
-                            OVS_BPF_ABI_VERSION);
-        goto error;
-    }
-
-    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
-        struct bpf_map *flow_table;
-
-        flow_table = bpf_object__find_map_by_name(o->obj,
-                                                  flow_table_names[t]);
-        if (!flow_table) {
-            error = ENOENT;
-            *errorp = xasprintf("BPF object %s has no map %s", path,
-                                flow_table_names[t]);
-            goto error;
-        }
-        if (cfg->flow_table_size) {
-            bpf_map__set_max_entries(flow_table, cfg->flow_table_size);
-        }
-    }
-
-    /* The parser must decode as many VLAN tags as flow_extract() does for
-     * the upcalled packets, or the megaflows of packets with more tags
-     * would never match in BPF. */
-    if (!rodata_set_u32(o->obj, OVS_BPF_RODATA_VLAN_LIMIT,
-                        cfg->vlan_limit)) {
-        o->vlan_limit = cfg->vlan_limit;
-    } else {
-        VLOG_INFO("%s: BPF object has no %s: it decodes its default number "
-                  "of VLAN tags", dp_name, OVS_BPF_RODATA_VLAN_LIMIT);
-    }
-
-    error = -bpf_object__load(o->obj);
-    if (error) {
-        *errorp = xasprintf("cannot load BPF object %s (%s)", path,
-                            ovs_strerror(error));
-        goto error;
-    }
-
-    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
-        error = map_fd(o->obj, flow_table_names[t], &o->flow_table_fds[t]);
-        if (error) {
-            *errorp = xasprintf("BPF object %s lacks a map or program of "
-                                "the datapath ABI", path);
-            goto error;
-        }
-    }
-    if (map_fd(o->obj, OVS_BPF_MAP_FLOW_MASKS, &o->flow_masks_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_MASK_ORDER, &o->mask_order_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_MASK_STATS, &o->mask_stats_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_DP_CONFIG, &o->dp_config_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_DP_STATS, &o->dp_stats_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_PORTS, &o->ports_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_IFINDEXES, &o->ifindexes_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_UPCALLS, &o->upcalls_fd)
-        || map_fd(o->obj, OVS_BPF_MAP_TAILCALLS, &o->tailcalls_fd)
-        || prog_fd(o->obj, OVS_BPF_PROG_INGRESS, &o->ingress_prog_fd)
-        || prog_fd(o->obj, OVS_BPF_PROG_DOWNCALL, &o->downcall_prog_fd)) {
-        error = ENOENT;
-        *errorp = xasprintf("BPF object %s lacks a map or program of the "
-                            "datapath ABI", path);
-        goto error;
-    }
-
-    for (uint32_t i = 0; i < ARRAY_SIZE(dpif_bpf_tailcall_progs); i++) {
-        int fd;
-
-        if (!dpif_bpf_tailcall_progs[i]) {
-            continue;
-        }
-        if (prog_fd(o->obj, dpif_bpf_tailcall_progs[i], &fd)) {
-            /* Not fatal: the translation only uses actions whose program
-             * exists... or the packet is dropped and counted. */
-            VLOG_INFO("%s: BPF object has no program %s",
-                      dp_name, dpif_bpf_tailcall_progs[i]);
-            continue;
-        }
-        if (bpf_map_update_elem(o->tailcalls_fd, &i, &fd, BPF_ANY)) {
-            error = errno;
-            *errorp = xasprintf("cannot insert %s into the tail call "
-                                "array (%s)", dpif_bpf_tailcall_progs[i],
-                                ovs_strerror(error));
-            goto error;
-        }
-    }
+    /* libbpf's messages are in the log at DBG level; the warnings of a
+     * failed load, the verifier's log among them, are also logged at ERR
+     * with the error. */
+    ovs_libbpf_log_capture_start();
 
     error = ensure_bpffs();
     if (error) {
@@ -458,43 +232,90 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                             ovs_strerror(error));
         goto error;
     }
+    /* libbpf pins the maps at load time, creating this directory, and
+     * reuses a map already pinned under its name.  Pins that a killed
+     * ovs-vswitchd left behind only keep its old maps alive: nothing must
+     * use them any more. */
     o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
-    /* Pins that a killed ovs-vswitchd left behind only keep its old maps
-     * alive: nothing uses them any more. */
     remove_pins(o->pin_dir);
-    if (mkdir(o->pin_dir, 0700)) {
-        error = errno;
-        *errorp = xasprintf("cannot create %s (%s)", o->pin_dir,
-                            ovs_strerror(error));
+
+    error = open_object(o, errorp);
+    if (error) {
         goto error;
     }
-    for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
-        error = pin_map(o, pinned_maps[i], errorp);
-        if (error) {
-            goto error;
-        }
+    skel = o->skel;
+
+    /* ovs_bpf_abi_version is the first .rodata variable of every version
+     * of the object, so it is read at the same place in all; the rest of
+     * the skeleton's view of .rodata is right only for our version. */
+    if (!bpf_map__initial_value(skel->maps.rodata, &rodata_size)
+        || rodata_size < sizeof skel->rodata->ovs_bpf_abi_version) {
+        error = EPROTO;
+        *errorp = xasprintf("BPF object %s has no %s", o->path,
+                            OVS_BPF_RODATA_ABI_VERSION);
+        goto error;
     }
-    for (size_t i = 0; i < ARRAY_SIZE(flow_table_names); i++) {
-        error = pin_map(o, flow_table_names[i], errorp);
-        if (error) {
-            goto error;
+    o->abi_version = skel->rodata->ovs_bpf_abi_version;
+    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+        error = EPROTO;
+        *errorp = xasprintf("BPF object %s has ABI version %"PRIu32", "
+                            "ovs-vswitchd expects %d", o->path,
+                            o->abi_version, OVS_BPF_ABI_VERSION);
+        goto error;
+    }
+
+    if (cfg->flow_table_size) {
+        for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+            bpf_map__set_max_entries(flow_table_map(skel, t),
+                                     cfg->flow_table_size);
         }
     }
 
-    libbpf_end(old_print);
-    VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32"), maps "
-              "pinned in %s", dp_name, path, o->abi_version, o->pin_dir);
+    /* The parser must decode as many VLAN tags as flow_extract() does for
+     * the upcalled packets, or the megaflows of packets with more tags
+     * would never match in BPF. */
+    skel->rodata->ovs_bpf_vlan_limit = cfg->vlan_limit;
+    o->vlan_limit = cfg->vlan_limit;
+
+    /* Loads the programs, fills the 'tailcalls' program array (see
+     * bpf/maps.h) and pins the maps. */
+    error = -datapath_bpf__load(skel);
+    if (error) {
+        *errorp = xasprintf("cannot load BPF object %s (%s)", o->path,
+                            ovs_strerror(error));
+        goto error;
+    }
+
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        o->flow_table_fds[t] = bpf_map__fd(flow_table_map(skel, t));
+    }
+    o->flow_masks_fd = bpf_map__fd(skel->maps.flow_masks);
+    o->mask_order_fd = bpf_map__fd(skel->maps.mask_order);
+    o->mask_stats_fd = bpf_map__fd(skel->maps.mask_stats);
+    o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
+    o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
+    o->ports_fd = bpf_map__fd(skel->maps.ports);
+    o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
+    o->upcalls_fd = bpf_map__fd(skel->maps.upcalls);
+    o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);
+    o->ingress_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_ingress);
+    o->downcall_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_downcall);
+
+    free(ovs_libbpf_log_capture_end());
+    VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32") in "
+              "%lld ms, maps pinned in %s", dp_name, o->path, o->abi_version,
+              time_msec() - start, o->pin_dir);
     *objp = o;
     return 0;
 
 error:
-    if (load_log.length) {
-        VLOG_ERR("%s: %s; libbpf said:\n%s", dp_name, *errorp,
-                 ds_cstr(&load_log));
+    libbpf_log = ovs_libbpf_log_capture_end();
+    if (libbpf_log) {
+        VLOG_ERR("%s: %s; libbpf said:\n%s", dp_name, *errorp, libbpf_log);
+        free(libbpf_log);
     } else {
         VLOG_ERR("%s: %s", dp_name, *errorp);
     }
-    libbpf_end(old_print);
     dpif_bpf_obj_unload(o);
     return error;
 }
@@ -509,12 +330,8 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o)
         remove_pins(o->pin_dir);
         free(o->pin_dir);
     }
-    if (o->obj) {
-        libbpf_print_fn_t old_print = libbpf_begin(false);
-
-        bpf_object__close(o->obj);
-        libbpf_end(old_print);
-    }
+    datapath_bpf__destroy(o->skel);
+    free(o->elf);
     free(o->path);
     free(o);
 }
@@ -528,10 +345,9 @@ dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
     LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
                 .priority = DPIF_BPF_TC_PRIORITY, .prog_fd = fd,
                 .flags = BPF_TC_F_REPLACE);
-    libbpf_print_fn_t old_print;
     int error;
 
-    old_print = libbpf_begin(false);
+    ovs_libbpf_log_init();
     error = -bpf_tc_hook_create(&hook);
     *created_qdisc = !error;
     if (error == EEXIST) {
@@ -559,7 +375,6 @@ dpif_bpf_tc_attach(int ifindex, const char *devname, int fd,
             }
         }
     }
-    libbpf_end(old_print);
     return error;
 }
 
@@ -570,14 +385,11 @@ dpif_bpf_tc_detach(int ifindex, bool remove_qdisc)
                 .attach_point = BPF_TC_INGRESS);
     LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DPIF_BPF_TC_HANDLE,
                 .priority = DPIF_BPF_TC_PRIORITY);
-    libbpf_print_fn_t old_print;
-
-    old_print = libbpf_begin(false);
+    ovs_libbpf_log_init();
     /* Errors are expected if the device is already gone. */
     bpf_tc_detach(&hook, &opts);
     if (remove_qdisc) {
         hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
         bpf_tc_hook_destroy(&hook);
     }
-    libbpf_end(old_print);
 }

@@ -1149,33 +1149,17 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
     }
 }
 
-static const char *
-action_name(uint32_t type)
+const char *
+dpif_bpf_action_name(uint32_t type)
 {
-    switch ((enum ovs_bpf_action_type) type) {
-    case OVS_BPF_ACTION_END: return "end";
-    case OVS_BPF_ACTION_OUTPUT: return "output";
-    case OVS_BPF_ACTION_USERSPACE: return "userspace";
-    case OVS_BPF_ACTION_SET_ETH: return "set_eth";
-    case OVS_BPF_ACTION_SET_IPV4: return "set_ipv4";
-    case OVS_BPF_ACTION_SET_IPV6_SRC: return "set_ipv6_src";
-    case OVS_BPF_ACTION_SET_IPV6_DST: return "set_ipv6_dst";
-    case OVS_BPF_ACTION_SET_IPV6_MISC: return "set_ipv6_misc";
-    case OVS_BPF_ACTION_SET_TCP: return "set_tcp";
-    case OVS_BPF_ACTION_SET_UDP: return "set_udp";
-    case OVS_BPF_ACTION_PUSH_VLAN: return "push_vlan";
-    case OVS_BPF_ACTION_POP_VLAN: return "pop_vlan";
-    case OVS_BPF_ACTION_RECIRC: return "recirc";
-    case OVS_BPF_ACTION_HASH: return "hash";
-    case OVS_BPF_ACTION_TRUNC: return "trunc";
-    case OVS_BPF_ACTION_CLONE: return "clone";
-    case OVS_BPF_ACTION_SAMPLE: return "sample";
-    case OVS_BPF_ACTION_SET_PRIORITY: return "set_priority";
-    case OVS_BPF_ACTION_SET_MARK: return "set_mark";
-    case __OVS_BPF_ACTION_MAX:
-    default:
-        return NULL;
-    }
+    static const char *const names[__OVS_BPF_ACTION_MAX] = {
+        [OVS_BPF_ACTION_END] = "end",
+#define OVS_BPF_ACTION_NAME(ENUM, NAME) [OVS_BPF_ACTION_##ENUM] = #NAME,
+        OVS_BPF_ACTIONS(OVS_BPF_ACTION_NAME)
+#undef OVS_BPF_ACTION_NAME
+    };
+
+    return type < ARRAY_SIZE(names) ? names[type] : NULL;
 }
 
 void
@@ -1189,7 +1173,7 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
 
     for (uint32_t i = 0; i < n; i++) {
         const struct ovs_bpf_action *a = &slots[i];
-        const char *name = action_name(a->type);
+        const char *name = dpif_bpf_action_name(a->type);
 
         if (i) {
             ds_put_char(s, ',');

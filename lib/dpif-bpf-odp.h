@@ -202,6 +202,10 @@ size_t dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
 void dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *bkey,
                          const struct ovs_bpf_flow_key *bmask);
 
+/* The name of action type 'type' (enum ovs_bpf_action_type), as in
+ * OVS_BPF_ACTIONS, or NULL if there is no such type. */
+const char *dpif_bpf_action_name(uint32_t type);
+
 /* Appends to 's' a human-readable form of the 'n' action slots 'slots'. */
 void dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
                              uint32_t n);

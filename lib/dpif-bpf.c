@@ -887,28 +887,6 @@ dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
         OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
 #undef OVS_BPF_DROP_REASON_NAME
     };
-    /* XXX: to be derived from the action list of datapath-abi.h once it
-     * is an X-macro. */
-    static const char *const actions[__OVS_BPF_ACTION_MAX] = {
-        [OVS_BPF_ACTION_OUTPUT] = "output",
-        [OVS_BPF_ACTION_USERSPACE] = "userspace",
-        [OVS_BPF_ACTION_SET_ETH] = "set_eth",
-        [OVS_BPF_ACTION_SET_IPV4] = "set_ipv4",
-        [OVS_BPF_ACTION_SET_IPV6_SRC] = "set_ipv6_src",
-        [OVS_BPF_ACTION_SET_IPV6_DST] = "set_ipv6_dst",
-        [OVS_BPF_ACTION_SET_IPV6_MISC] = "set_ipv6_misc",
-        [OVS_BPF_ACTION_SET_TCP] = "set_tcp",
-        [OVS_BPF_ACTION_SET_UDP] = "set_udp",
-        [OVS_BPF_ACTION_PUSH_VLAN] = "push_vlan",
-        [OVS_BPF_ACTION_POP_VLAN] = "pop_vlan",
-        [OVS_BPF_ACTION_RECIRC] = "recirc",
-        [OVS_BPF_ACTION_HASH] = "hash",
-        [OVS_BPF_ACTION_TRUNC] = "trunc",
-        [OVS_BPF_ACTION_CLONE] = "clone",
-        [OVS_BPF_ACTION_SAMPLE] = "sample",
-        [OVS_BPF_ACTION_SET_PRIORITY] = "set_priority",
-        [OVS_BPF_ACTION_SET_MARK] = "set_mark",
-    };
     uint64_t by_reason[__OVS_BPF_DROP_MAX];
     uint64_t by_action[__OVS_BPF_ACTION_MAX];
     uint64_t total = 0, failed = 0;
@@ -930,8 +908,10 @@ dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
     ds_put_format(ds, "    action_failed: %"PRIu64"\n", failed);
     for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
         if (by_action[i]) {
-            if (actions[i]) {
-                ds_put_format(ds, "      %s", actions[i]);
+            const char *name = dpif_bpf_action_name(i);
+
+            if (name) {
+                ds_put_format(ds, "      %s", name);
             } else {
                 ds_put_format(ds, "      action_%d", i);
             }

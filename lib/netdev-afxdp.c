@@ -103,6 +103,7 @@
 #include "openvswitch/thread.h"
 #include "openvswitch/vlog.h"
 #include "ovs-atomic.h"
+#include "ovs-libbpf-log.h"
 #include "ovs-thread.h"
 #include "packets.h"
 #include "smap.h"
@@ -311,7 +312,8 @@ afxdp_dev_lookup(const struct netdev *netdev)
  * bpffs, no permission to load the dispatcher, which makes libxdp fall back
  * to attaching the program alone).  The caller sees and reports every real
  * failure through return values, so their messages go to the log at INFO
- * and DBG only. */
+ * and DBG only: libxdp's here, libbpf's through the process's libbpf print
+ * hook (ovs-libbpf-log.h). */
 static void
 afxdp_log_valist(enum vlog_level level, const char *prefix,
                  const char *format, va_list args)
@@ -334,15 +336,6 @@ afxdp_libxdp_print(enum libxdp_print_level level, const char *format,
                    va_list args)
 {
     afxdp_log_valist(level == LIBXDP_WARN ? VLL_INFO : VLL_DBG, "libxdp: ",
-                     format, args);
-    return 0;
-}
-
-static int
-afxdp_libbpf_print(enum libbpf_print_level level, const char *format,
-                   va_list args)
-{
-    afxdp_log_valist(level == LIBBPF_WARN ? VLL_INFO : VLL_DBG, "libbpf: ",
                      format, args);
     return 0;
 }
@@ -432,7 +425,7 @@ netdev_afxdp_init(void)
          * programs are charged to the memory cgroup, and UMEM pinning has
          * never needed it for root. */
         libxdp_set_print(afxdp_libxdp_print);
-        libbpf_set_print(afxdp_libbpf_print);
+        ovs_libbpf_log_init();
         kernel_has_multi_buffer = afxdp_probe_multi_buffer();
         /* Not INFO: this runs before ovs-vswitchd detaches, and OVS's
          * tests check that nothing unexpected reaches stderr then. */

@@ -16,10 +16,10 @@
 dnl OVS_CHECK_BPF_DATAPATH
 dnl
 dnl Checks what the BPF datapath (datapath_type=bpf) needs: clang able to
-dnl compile for -target bpf against the kernel UAPI and libbpf headers, and
-dnl libbpf with TC attach and perf buffer support.  Defines
-dnl HAVE_BPF_DATAPATH, the conditional of the same name, BPF_CLANG and
-dnl BPF_CFLAGS.  --disable-bpf-datapath builds without it.
+dnl compile for -target bpf against the kernel UAPI and libbpf headers,
+dnl bpftool, and libbpf with TC attach and perf buffer support.  Defines
+dnl HAVE_BPF_DATAPATH, the conditional of the same name, BPF_CLANG,
+dnl BPF_CFLAGS and BPFTOOL.  --disable-bpf-datapath builds without it.
 AC_DEFUN([OVS_CHECK_BPF_DATAPATH], [
   AC_ARG_ENABLE(
     [bpf-datapath],
@@ -65,6 +65,12 @@ _OVS_EOF
       AC_MSG_ERROR([$BPF_CLANG cannot compile BPF programs (see config.log): apt-get install clang llvm libbpf-dev linux-libc-dev])
     fi
 
+    dnl The loader includes a skeleton of the object (bpftool gen skeleton).
+    AC_PATH_PROG([BPFTOOL], [bpftool], [none], [$PATH:/usr/sbin:/sbin])
+    if test "$BPFTOOL" = none; then
+      AC_MSG_ERROR([bpftool not found; the BPF datapath needs it: apt-get install bpftool (or --disable-bpf-datapath)])
+    fi
+
     AC_CHECK_HEADER([bpf/libbpf.h], [],
       [AC_MSG_ERROR([bpf/libbpf.h not found; the BPF datapath needs libbpf: apt-get install libbpf-dev])])
     AC_SEARCH_LIBS([bpf_tc_attach], [bpf], [],
@@ -78,5 +84,6 @@ _OVS_EOF
   fi
   AC_SUBST([BPF_CLANG])
   AC_SUBST([BPF_CFLAGS])
+  AC_SUBST([BPFTOOL])
   AM_CONDITIONAL([HAVE_BPF_DATAPATH], [test "$BPF_DATAPATH_ENABLE" = true])
 ])

@@ -55,7 +55,6 @@
 #include "openvswitch/dynamic-string.h"
 #include "csum.h"
 #include "dp-packet.h"
-#include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-upcall.h"
 #include "flow.h"
@@ -285,12 +284,13 @@ add_port(uint32_t port, uint32_t ifindex, uint32_t flags)
     update(ports_fd, &port, &p);
 }
 
-/* Loads the object, fills the prog array and the port maps, pins the
- * test to a CPU and opens the perf ring. */
+/* Loads the object (libbpf fills its prog array), fills the port maps,
+ * pins the test to a CPU and opens the perf ring. */
 static void
 dp_open(const char *path)
 {
     uint32_t ifindex = IN_IFINDEX, in_port = IN_PORT;
+    struct bpf_map *map;
     cpu_set_t cpus;
     int i, err;
 
@@ -323,6 +323,10 @@ dp_open(const char *path)
     if (vlan_limit) {
         *(uint32_t *) rodata_var(OVS_BPF_RODATA_VLAN_LIMIT, 4) = vlan_limit;
     }
+    /* Nothing pinned: the maps are the test's own. */
+    bpf_object__for_each_map (map, obj) {
+        bpf_map__set_pin_path(map, NULL);
+    }
     err = bpf_object__load(obj);
     if (err) {
         ovs_fatal(-err, "%s: load failed", path);
@@ -349,20 +353,6 @@ dp_open(const char *path)
     if (ingress_fd < 0 || downcall_fd < 0) {
         ovs_fatal(0, "entry programs missing");
     }
-    for (i = 0; i < __OVS_BPF_TAILCALL_MAX; i++) {
-        uint32_t slot = i;
-        int fd;
-
-        if (!dpif_bpf_tailcall_progs[i]) {
-            continue;
-        }
-        fd = prog_fd(dpif_bpf_tailcall_progs[i]);
-        if (fd < 0) {
-            ovs_fatal(0, "program %s missing", dpif_bpf_tailcall_progs[i]);
-        }
-        update(tailcalls_fd, &slot, &fd);
-    }
-
     set_n_masks(0);
     update(ifindexes_fd, &ifindex, &in_port);
     add_port(LO_PORT1, 1, 0);
@@ -2384,8 +2374,16 @@ test_load(struct ovs_cmdl_context *ctx OVS_UNUSED)
               && *version == OVS_BPF_ABI_VERSION,
               "ovs_bpf_abi_version differs from OVS_BPF_ABI_VERSION");
     }
+    /* libbpf filled the 'tailcalls' program array (bpf/maps.h): every
+     * slot but OVS_BPF_ACTION_END's holds a program. */
     for (i = 0; i < __OVS_BPF_TAILCALL_MAX; i++) {
-        n += dpif_bpf_tailcall_progs[i] != NULL;
+        uint32_t slot = i, prog_id;
+
+        if (!bpf_map_lookup_elem(tailcalls_fd, &slot, &prog_id)) {
+            n++;
+        } else {
+            CHECK(i == OVS_BPF_ACTION_END, "tail call slot %d is empty", i);
+        }
     }
     printf("%d tail call programs and 2 entry programs loaded\n", n);
 }
