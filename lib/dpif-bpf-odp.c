@@ -376,10 +376,11 @@ dpif_bpf_odp_to_key(const struct nlattr *key, size_t key_len,
     return err;
 }
 
-void
-dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
-                     const struct ovs_bpf_flow_key *bmask,
-                     struct flow *flow, struct flow_wildcards *wc)
+/* The inverse of flow_to_key__(), for dpif_bpf_key_to_odp(). */
+static void
+key_to_flow(const struct ovs_bpf_flow_key *bkey,
+            const struct ovs_bpf_flow_key *bmask,
+            struct flow *flow, struct flow_wildcards *wc)
 {
     memset(flow, 0, sizeof *flow);
     bpf_fields_to_flow(bkey, flow);
@@ -402,7 +403,7 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
     struct flow flow;
     size_t key_ofs = key->size;
 
-    dpif_bpf_key_to_flow(bkey, bmask, &flow, &wc);
+    key_to_flow(bkey, bmask, &flow, &wc);
 
     /* 'bkey' is masked, so it may have lost what the Netlink encoding needs
      * to know which attributes to emit: restore a value under a zero
@@ -1022,17 +1023,6 @@ dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
     memset(&slots[x.n], 0, (OVS_BPF_MAX_ACTIONS - x.n) * sizeof *slots);
     *n_slots = x.n;
     return 0;
-}
-
-int
-dpif_bpf_odp_check_actions(const struct nlattr *actions, size_t len)
-{
-    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
-    uint32_t n;
-    int error;
-
-    error = dpif_bpf_odp_to_actions(actions, len, slots, &n);
-    return error == E2BIG ? 0 : error;
 }
 
 /* Formatting. */

@@ -105,9 +105,6 @@ int dpif_bpf_flow_to_key(const struct flow *flow,
                          const struct flow_wildcards *wc,
                          struct ovs_bpf_flow_key *bkey,
                          struct ovs_bpf_flow_key *bmask);
-void dpif_bpf_key_to_flow(const struct ovs_bpf_flow_key *bkey,
-                          const struct ovs_bpf_flow_key *bmask,
-                          struct flow *flow, struct flow_wildcards *wc);
 
 /* Flow tables (see "Flow tables" in bpf/datapath-abi.h). */
 
@@ -175,11 +172,6 @@ void dpif_bpf_table_key_normalize(unsigned int table,
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
                             struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS],
                             uint32_t *n_slots);
-
-/* Returns 0 if 'actions' can be executed by this datapath (in BPF or, for
- * E2BIG, by ovs-vswitchd with odp_execute_actions()), EINVAL otherwise.
- * Equivalent to dpif_bpf_odp_to_actions() with E2BIG mapped to 0. */
-int dpif_bpf_odp_check_actions(const struct nlattr *actions, size_t len);
 
 /* Downcall frames. */
 
