@@ -59,7 +59,8 @@
 #define OVS_BPF_MAP_MASK_STATS  "mask_stats"    /* Hits per mask. */
 #define OVS_BPF_MAP_DP_STATS    "dp_stats"
 #define OVS_BPF_MAP_PORTS       "ports"         /* odp port -> port info. */
-#define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* ifindex -> odp port. */
+#define OVS_BPF_MAP_IFINDEX_PORTS "ifindex_ports" /* ifindex -> port + 1. */
+#define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* The same, larger ones. */
 #define OVS_BPF_MAP_UPCALLS     "upcalls"       /* perf event array. */
 #define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
 
@@ -414,8 +415,16 @@ struct ovs_bpf_port {
  * the device the user sees). */
 #define OVS_BPF_PORT_F_INGRESS (1u << 0)
 
-/* The 'ifindexes' hash map: __u32 ifindex -> __u32 odp port number, used
- * by the ingress program to find 'in_port'. */
+/* How the ingress program finds 'in_port' from the ifindex of the device
+ * that received the packet.  For an ifindex below
+ * OVS_BPF_IFINDEX_PORTS_SIZE, entry 'ifindex' of the 'ifindex_ports' array
+ * map holds the odp port number plus one (0: the device is not a port):
+ * an array lookup is a bounds check and an address computation that the
+ * verifier inlines, where a hash lookup costs about 10 ns per packet.
+ * Larger ifindexes (the kernel hands them out in increasing order, so a
+ * host that has made many devices has some) are in the 'ifindexes' hash
+ * map: __u32 ifindex -> __u32 odp port number. */
+#define OVS_BPF_IFINDEX_PORTS_SIZE 65536
 
 /* The per-CPU '__u64' counters of the 'dp_stats' array map.  Its entries
  * are, in this order:

@@ -63,24 +63,22 @@ SEC("tc")
 int
 ovs_bpf_ingress(struct __sk_buff *skb)
 {
-    __u32 ifindex = skb->ingress_ifindex;
     struct ovs_bpf_scratch *s;
-    __u32 *in_port;
     bool downcall;
+    __u32 in_port;
 
     s = ovs_bpf_scratch_get();
     if (!s) {
         return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
     if (s->reentry == OVS_BPF_REENTRY_NONE) {
-        in_port = bpf_map_lookup_elem(&ifindexes, &ifindex);
-        if (!in_port) {
+        if (!ovs_bpf_ifindex_to_port(skb->ingress_ifindex, &in_port)) {
             /* Not (or no longer) a port of this datapath: leave the packet
              * to the kernel stack rather than black-holing it. */
             return TC_ACT_OK;
         }
         ovs_bpf_cb_init(skb);
-        s->key.in_port = *in_port;
+        s->key.in_port = in_port;
         s->key.recirc_id = 0;
         s->key.dp_hash = 0;
     }

@@ -28,6 +28,7 @@
 #define BPF_MAPS_H 1
 
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
@@ -111,12 +112,44 @@ struct {
 } ports SEC(".maps");
 
 struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, __u32);
+    __uint(max_entries, OVS_BPF_IFINDEX_PORTS_SIZE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ifindex_ports SEC(".maps");
+
+struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, __u32);
     __type(value, __u32);
     __uint(max_entries, OVS_BPF_MAX_PORTS);
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } ifindexes SEC(".maps");
+
+/* Stores in '*port' the odp port number of the device 'ifindex' and returns
+ * true, or returns false if the device is not a port of this datapath (see
+ * 'ifindex_ports' in datapath-abi.h). */
+static __always_inline bool
+ovs_bpf_ifindex_to_port(__u32 ifindex, __u32 *port)
+{
+    __u32 *p;
+
+    if (ifindex < OVS_BPF_IFINDEX_PORTS_SIZE) {
+        p = bpf_map_lookup_elem(&ifindex_ports, &ifindex);
+        if (!p || !*p) {
+            return false;
+        }
+        *port = *p - 1;
+        return true;
+    }
+    p = bpf_map_lookup_elem(&ifindexes, &ifindex);
+    if (!p) {
+        return false;
+    }
+    *port = *p;
+    return true;
+}
 
 /* One ring per CPU; libbpf sizes it to the number of possible CPUs. */
 struct {

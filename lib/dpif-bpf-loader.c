@@ -295,6 +295,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
     o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
     o->ports_fd = bpf_map__fd(skel->maps.ports);
+    o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
     o->upcalls_fd = bpf_map__fd(skel->maps.upcalls);
     o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);

@@ -64,6 +64,7 @@ struct dpif_bpf_obj {
     int dp_config_fd;
     int dp_stats_fd;
     int ports_fd;
+    int ifindex_ports_fd;
     int ifindexes_fd;
     int upcalls_fd;
     int tailcalls_fd;

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-/* The ports of the BPF datapath: numbering, the 'ports' and 'ifindexes' maps
+/* The ports of the BPF datapath: numbering, the 'ports' and ifindex maps
  * that the BPF programs read, attaching the ingress program, and the port
  * operations of the dpif class.
  *
@@ -107,6 +107,41 @@ choose_port(const struct dp_bpf *dp)
     return ODPP_NONE;
 }
 
+/* Makes the ingress program see packets received on 'ifindex' as received
+ * on 'port_no' (see 'ifindex_ports' in bpf/datapath-abi.h).  Returns 0 or a
+ * positive errno value. */
+static int
+dp_bpf_ifindex_map_set(struct dp_bpf *dp, uint32_t ifindex, uint32_t port_no)
+{
+    int error;
+
+    if (ifindex < OVS_BPF_IFINDEX_PORTS_SIZE) {
+        uint32_t value = port_no + 1;
+
+        error = bpf_map_update_elem(dp->obj->ifindex_ports_fd, &ifindex,
+                                    &value, BPF_ANY);
+    } else {
+        error = bpf_map_update_elem(dp->obj->ifindexes_fd, &ifindex,
+                                    &port_no, BPF_ANY);
+    }
+    return error ? errno : 0;
+}
+
+/* Makes the ingress program leave packets received on 'ifindex' to the
+ * kernel. */
+static void
+dp_bpf_ifindex_map_clear(struct dp_bpf *dp, uint32_t ifindex)
+{
+    if (ifindex < OVS_BPF_IFINDEX_PORTS_SIZE) {
+        uint32_t zero = 0;
+
+        bpf_map_update_elem(dp->obj->ifindex_ports_fd, &ifindex, &zero,
+                            BPF_ANY);
+    } else {
+        bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
+    }
+}
+
 /* Clears entry 'port_no' of the 'ports' array: output to it drops. */
 static void
 dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
@@ -127,7 +162,7 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     uint32_t ifindex = port->attach_ifindex;
 
     if (ifindex) {
-        bpf_map_delete_elem(dp->obj->ifindexes_fd, &ifindex);
+        dp_bpf_ifindex_map_clear(dp, ifindex);
     }
     dp_bpf_port_map_clear(dp, port_no);
     if (port->attach_ifindex) {
@@ -227,10 +262,11 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
     info.flags = 0;
-    if (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info, BPF_ANY)
-        || bpf_map_update_elem(dp->obj->ifindexes_fd, &attach_ifindex,
-                               &port_no32, BPF_ANY)) {
-        error = errno;
+    error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info,
+                                 BPF_ANY)
+             ? errno
+             : dp_bpf_ifindex_map_set(dp, attach_ifindex, port_no32));
+    if (error) {
         VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
                   ovs_strerror(error));
         goto error;
@@ -251,7 +287,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     return 0;
 
 error_detached:
-    bpf_map_delete_elem(dp->obj->ifindexes_fd, &attach_ifindex);
+    dp_bpf_ifindex_map_clear(dp, attach_ifindex);
     dp_bpf_port_map_clear(dp, port_no32);
     port->attach_ifindex = 0;
 error:

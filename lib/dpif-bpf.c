@@ -37,9 +37,9 @@
  *     frame that carries its actions in a trailer that the downcall program
  *     checks and strips.
  *
- *   - dpif-bpf-port.c numbers the ports, fills the 'ports' and 'ifindexes'
- *     maps that translate between odp port numbers and ifindexes for the
- *     BPF programs, and attaches the ingress program to each port.
+ *   - dpif-bpf-port.c numbers the ports, fills the maps that translate
+ *     between odp port numbers and ifindexes for the BPF programs, and
+ *     attaches the ingress program to each port.
  *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
  * bridges of type "system" share "ovs-system".  The datapath lives as long as

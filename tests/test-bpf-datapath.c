@@ -65,7 +65,7 @@
 #include "util.h"
 
 #define IN_IFINDEX 42           /* ingress_ifindex given to test runs. */
-#define IN_PORT 3               /* Its odp port in 'ifindexes'. */
+#define IN_PORT 3               /* Its odp port in 'ifindex_ports'. */
 #define LO_PORT1 1              /* Output ports: both are the loopback of */
 #define LO_PORT2 2              /* the test's own network namespace. */
 
@@ -79,7 +79,8 @@ static struct bpf_object *obj;
 static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
 static int flow_masks_fd, mask_order_fd, mask_stats_fd, dp_config_fd;
 static int dp_stats_fd;
-static int ports_fd, ifindexes_fd, upcalls_fd, tailcalls_fd, scratch_fd;
+static int ports_fd, ifindex_ports_fd, ifindexes_fd, upcalls_fd;
+static int tailcalls_fd, scratch_fd;
 static int ingress_fd, downcall_fd;
 static int n_cpus;
 static int test_cpu;
@@ -344,6 +345,7 @@ dp_open(const char *path)
     mask_stats_fd = map_fd(OVS_BPF_MAP_MASK_STATS);
     dp_stats_fd = map_fd(OVS_BPF_MAP_DP_STATS);
     ports_fd = map_fd(OVS_BPF_MAP_PORTS);
+    ifindex_ports_fd = map_fd(OVS_BPF_MAP_IFINDEX_PORTS);
     ifindexes_fd = map_fd(OVS_BPF_MAP_IFINDEXES);
     upcalls_fd = map_fd(OVS_BPF_MAP_UPCALLS);
     tailcalls_fd = map_fd(OVS_BPF_MAP_TAILCALLS);
@@ -354,7 +356,8 @@ dp_open(const char *path)
         ovs_fatal(0, "entry programs missing");
     }
     set_n_masks(0);
-    update(ifindexes_fd, &ifindex, &in_port);
+    in_port++;                  /* 'ifindex_ports' holds port + 1. */
+    update(ifindex_ports_fd, &ifindex, &in_port);
     add_port(LO_PORT1, 1, 0);
     add_port(LO_PORT2, 1, 0);
 
@@ -1205,9 +1208,14 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "drop flow: retval %u", r.retval);
 
-    /* A packet from an ifindex that is not a port is left to the stack. */
-    {
-        struct __sk_buff c = { .ingress_ifindex = IN_IFINDEX + 1 };
+    /* A packet from an ifindex that is not a port is left to the stack,
+     * below OVS_BPF_IFINDEX_PORTS_SIZE ('ifindex_ports') and above it
+     * ('ifindexes')... */
+    for (int i = 0; i < 2; i++) {
+        struct __sk_buff c = {
+            .ingress_ifindex = (i ? OVS_BPF_IFINDEX_PORTS_SIZE + 7
+                                  : IN_IFINDEX + 1),
+        };
         LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt.data,
                     .data_size_in = pkt.size, .ctx_in = &c,
                     .ctx_size_in = sizeof c, .repeat = 1);
@@ -1215,8 +1223,29 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
         if (bpf_prog_test_run_opts(ingress_fd, &opts)) {
             ovs_fatal(errno, "BPF_PROG_TEST_RUN");
         }
-        CHECK(opts.retval == TC_ACT_OK, "foreign ifindex: retval %u",
-              opts.retval);
+        CHECK(opts.retval == TC_ACT_OK, "foreign ifindex %u: retval %u",
+              c.ingress_ifindex, opts.retval);
+    }
+
+    /* ...and a large ifindex of a port, in 'ifindexes', is that port: the
+     * packet gets in_port IN_PORT, so it hits the flow (which drops). */
+    {
+        uint32_t big = OVS_BPF_IFINDEX_PORTS_SIZE + 7, port = IN_PORT;
+        struct __sk_buff c = { .ingress_ifindex = big };
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt.data,
+                    .data_size_in = pkt.size, .ctx_in = &c,
+                    .ctx_size_in = sizeof c, .repeat = 1);
+        uint64_t hits = stat_get(OVS_BPF_STAT_HIT);
+
+        update(ifindexes_fd, &big, &port);
+        if (bpf_prog_test_run_opts(ingress_fd, &opts)) {
+            ovs_fatal(errno, "BPF_PROG_TEST_RUN");
+        }
+        CHECK(opts.retval == TC_ACT_SHOT
+              && stat_get(OVS_BPF_STAT_HIT) == hits + 1,
+              "large ifindex of a port: retval %u, hits +%"PRIu64,
+              opts.retval, stat_get(OVS_BPF_STAT_HIT) - hits);
+        bpf_map_delete_elem(ifindexes_fd, &big);
     }
     ofpbuf_uninit(&pkt);
 }
