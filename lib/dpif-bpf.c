@@ -450,14 +450,6 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
     stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
 
-    ovs_rwlock_rdlock(&dp->upcall_rwlock);
-    if (dp->upcalls) {
-        /* Upcalls that the BPF program could send but that the perf ring or
-         * a handler queue had no room for. */
-        stats->n_lost += dpif_bpf_upcalls_n_lost(dp->upcalls);
-    }
-    ovs_rwlock_unlock(&dp->upcall_rwlock);
-
     ovs_mutex_lock(&dp->mutex);
     stats->n_flows = dp->n_flows;
     stats->n_masks = dp->n_masks;
@@ -1123,33 +1115,40 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
 }
 
+struct dp_bpf_recv_aux {
+    struct dp_bpf *dp;
+    struct dpif_upcall *upcall;
+    struct ofpbuf *buf;
+};
+
+/* dpif_bpf_upcalls_recv() callback: takes a miss or action upcall, runs the
+ * packets of slow-path flows on the spot. */
+static bool
+dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
+{
+    struct dp_bpf_recv_aux *aux = aux_;
+
+    if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
+        dp_bpf_slow_path(aux->dp, up, pkt);
+        return false;
+    }
+    return !dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf);
+}
+
 static int
 dpif_bpf_recv(struct dpif *dpif, uint32_t handler_id,
               struct dpif_upcall *upcall, struct ofpbuf *buf)
 {
     struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct ofpbuf record;
+    struct dp_bpf_recv_aux aux = { .dp = dp, .upcall = upcall, .buf = buf };
     int error = EAGAIN;
 
-    ofpbuf_init(&record, 2048);
     ovs_rwlock_rdlock(&dp->upcall_rwlock);
-    while (dp->upcalls
-           && !dpif_bpf_upcalls_recv(dp->upcalls, handler_id, &record)) {
-        const struct ovs_bpf_upcall *up = record.data;
-        const void *pkt = up + 1;
-
-        if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
-            dp_bpf_slow_path(dp, up, pkt);
-            continue;
-        }
-        error = dpif_bpf_upcall_to_dpif(up, pkt, upcall, buf);
-        if (!error) {
-            break;
-        }
-        error = EAGAIN;
+    if (dp->upcalls) {
+        error = dpif_bpf_upcalls_recv(dp->upcalls, handler_id,
+                                      dp_bpf_recv_cb, &aux);
     }
     ovs_rwlock_unlock(&dp->upcall_rwlock);
-    ofpbuf_uninit(&record);
     return error;
 }
 
