@@ -391,10 +391,10 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 
 int
 dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
-                        struct dpif_upcall *upcall, struct ofpbuf *buf)
+                        struct dpif_upcall *upcall, struct ofpbuf *buf,
+                        struct flow *flow)
 {
     struct odp_flow_key_parms parms;
-    struct flow flow;
     size_t key_ofs;
 
     memset(upcall, 0, sizeof *upcall);
@@ -409,10 +409,10 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
         return EINVAL;
     }
 
-    dpif_bpf_upcall_packet(up, data, &upcall->packet, &flow);
+    dpif_bpf_upcall_packet(up, data, &upcall->packet, flow);
 
     memset(&parms, 0, sizeof parms);
-    parms.flow = &flow;
+    parms.flow = flow;
     dpif_bpf_odp_support(&parms.support);
 
     key_ofs = buf->size;

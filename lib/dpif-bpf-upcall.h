@@ -68,9 +68,10 @@ void dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 
 /* Translates the record 'up' (with its packet at 'data') into 'upcall' for
  * 'dpif_recv()': packet, flow key, ufid, type and userdata.  The key and
- * userdata are stored in 'buf'.  Returns 0 or a positive errno value (the
- * record is then ignored). */
+ * userdata are stored in 'buf', the packet's flow in 'flow'.  Returns 0 or
+ * a positive errno value (the record is then ignored). */
 int dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *, const void *data,
-                            struct dpif_upcall *, struct ofpbuf *buf);
+                            struct dpif_upcall *, struct ofpbuf *buf,
+                            struct flow *flow);
 
 #endif /* dpif-bpf-upcall.h */

@@ -101,6 +101,7 @@ COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
 COVERAGE_DEFINE(dpif_bpf_execute_userspace);
+COVERAGE_DEFINE(dpif_bpf_miss_forwarded);
 
 /* Capacity of the BPF flow table (its max_entries, fixed at load time) and
  * default of the flow limit, which other_config:bpf-flow-limit lowers. */
@@ -1121,18 +1122,66 @@ struct dp_bpf_recv_aux {
     struct ofpbuf *buf;
 };
 
+/* An upcall waits in its ring while ovs-vswitchd handles the ones before
+ * it, and the packets of a flow keep missing until ovs-vswitchd installs
+ * it: a new flow's first packets are often all in the rings, each to be
+ * translated again, before the first of them gets the flow installed.  If
+ * the miss upcall of 'packet' (of flow 'flow') finds a flow that matches it
+ * now, forwards it with that flow's actions, as the BPF lookup would have,
+ * counts it in the flow's statistics and returns true.  Returns false if
+ * the upcall is to go to ofproto: no flow, or one whose actions only
+ * ovs-vswitchd can run. */
+static bool
+dp_bpf_forward_miss(struct dp_bpf *dp, const struct flow *flow,
+                    const struct dp_packet *packet)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct dp_bpf_flow *f;
+    uint32_t n_slots = 0;
+    bool found = false;
+
+    ovs_mutex_lock(&dp->mutex);
+    f = dp_bpf_lookup_flow(dp, flow);
+    if (f && !(f->flags & OVS_BPF_FLOW_F_USERSPACE)
+        && !dpif_bpf_odp_to_actions(f->actions, f->actions_len, slots,
+                                    &n_slots)) {
+        dp_bpf_flow_credit(dp, f, flow, dp_packet_size(packet));
+        found = true;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    if (found) {
+        COVERAGE_INC(dpif_bpf_miss_forwarded);
+        if (n_slots) {
+            dp_bpf_downcall(dp, packet, slots, n_slots);
+        }
+    }
+    return found;
+}
+
 /* dpif_bpf_upcalls_recv() callback: takes a miss or action upcall, runs the
  * packets of slow-path flows on the spot. */
 static bool
 dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
 {
     struct dp_bpf_recv_aux *aux = aux_;
+    size_t buf_size = aux->buf->size;
+    struct flow flow;
 
     if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
         dp_bpf_slow_path(aux->dp, up, pkt);
         return false;
     }
-    return !dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf);
+    if (dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf, &flow)) {
+        return false;
+    }
+    if (up->type == OVS_BPF_UPCALL_MISS
+        && dp_bpf_forward_miss(aux->dp, &flow, &aux->upcall->packet)) {
+        dp_packet_uninit(&aux->upcall->packet);
+        aux->buf->size = buf_size;
+        return false;
+    }
+    return true;
 }
 
 static int
