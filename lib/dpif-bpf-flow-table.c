@@ -35,12 +35,14 @@
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-private.h"
 #include "dpif-provider.h"
+#include "flow.h"
 #include "hash.h"
 #include "odp-util.h"
 #include "openvswitch/hmap.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "ovs-thread.h"
+#include "timeval.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_flow_table);
@@ -296,6 +298,16 @@ dp_bpf_flow_read(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
     return 0;
 }
 
+/* Adds 'b' to 'stats'. */
+static void
+stats_add(struct dpif_flow_stats *stats, const struct dpif_flow_stats *b)
+{
+    stats->n_packets += b->n_packets;
+    stats->n_bytes += b->n_bytes;
+    stats->used = MAX(stats->used, b->used);
+    stats->tcp_flags |= b->tcp_flags;
+}
+
 static void
 dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
                       struct dpif_flow_stats *stats)
@@ -304,6 +316,47 @@ dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
 
     dp_bpf_flow_read(dp, flow, &value);
     stats_from_bpf(&value.stats, stats);
+    stats_add(stats, &flow->up_stats);
+}
+
+struct dp_bpf_flow *
+dp_bpf_lookup_flow(const struct dp_bpf *dp, const struct flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_flow_key bkey, bmask;
+
+    if (!dp->n_flows || dpif_bpf_flow_to_key(flow, NULL, &bkey, &bmask)) {
+        return NULL;
+    }
+    /* The masks in the order the BPF lookup tries them. */
+    for (uint32_t i = 0; i < dp->n_masks; i++) {
+        uint32_t mask_id = dp->mask_order[i];
+        struct ovs_bpf_flow_table_key tkey;
+        struct dp_bpf_flow *f;
+
+        dpif_bpf_table_key(mask_id, &dp->masks[mask_id].entry, &bkey, &tkey);
+        f = dp_bpf_find_flow_by_tkey(dp, &tkey);
+        if (f) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+void
+dp_bpf_flow_credit(struct dp_bpf *dp OVS_UNUSED, struct dp_bpf_flow *f,
+                   const struct flow *flow, size_t n_bytes)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_flow_stats stats = {
+        .n_packets = 1,
+        .n_bytes = n_bytes,
+        .used = time_msec(),
+        .tcp_flags = (flow->nw_proto == IPPROTO_TCP
+                      ? ntohs(flow->tcp_flags) : 0),
+    };
+
+    stats_add(&f->up_stats, &stats);
 }
 
 void
@@ -405,8 +458,13 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         if (put->stats) {
             stats_from_bpf(&old.stats, put->stats);
         }
+        if (put->stats) {
+            stats_add(put->stats, &flow->up_stats);
+        }
         if (!(put->flags & DPIF_FP_ZERO_STATS)) {
             value->stats = old.stats;
+        } else {
+            memset(&flow->up_stats, 0, sizeof flow->up_stats);
         }
         if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
                                 &flow->tkey, value, BPF_EXIST)) {

@@ -58,6 +58,14 @@ void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
                         struct dpif_flow_stats *)
     OVS_REQUIRES(dp->mutex);
 
+/* For upcalls of packets whose flow was installed meanwhile. */
+struct dp_bpf_flow *dp_bpf_lookup_flow(const struct dp_bpf *dp,
+                                       const struct flow *)
+    OVS_REQUIRES(dp->mutex);
+void dp_bpf_flow_credit(struct dp_bpf *dp, struct dp_bpf_flow *,
+                        const struct flow *, size_t n_bytes)
+    OVS_REQUIRES(dp->mutex);
+
 /* Reorders the mask search by recent hits (dpif-bpf.c runs it
  * periodically). */
 void dp_bpf_masks_rebalance(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);

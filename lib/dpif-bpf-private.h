@@ -52,6 +52,11 @@ struct dp_bpf_flow {
     struct ovs_bpf_flow_table_key tkey;
     uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
 
+    /* Packets that ovs-vswitchd forwarded with the flow's actions, on
+     * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
+     * to the statistics of its BPF entry. */
+    struct dpif_flow_stats up_stats;
+
     /* As given to flow_put(), for dumps and the slow path. */
     struct nlattr *key;
     size_t key_len;

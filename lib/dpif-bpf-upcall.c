@@ -20,6 +20,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <string.h>
 
@@ -31,7 +32,6 @@
 #include "flow.h"
 #include "netlink.h"
 #include "odp-util.h"
-#include "openvswitch/list.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/poll-loop.h"
 #include "openvswitch/vlog.h"
@@ -44,7 +44,6 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_upcall);
 
 COVERAGE_DEFINE(dpif_bpf_upcall_lost);
 COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
-COVERAGE_DEFINE(dpif_bpf_upcall_queue_full);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
 
@@ -52,22 +51,9 @@ COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
  * for a few hundred full-sized packets per CPU. */
 #define UPCALL_RING_PAGES 256
 
-/* Records a handler may have read from its rings but not yet returned.
- * libbpf's consume call empties a ring in one go, so a handler queue can
- * hold up to a ring's worth of records; the bound only protects against a
- * handler that stopped reading. */
-#define UPCALL_QUEUE_MAX 4096
-
-struct upcall_record {
-    struct ovs_list node;
-    size_t size;
-    uint8_t data[];             /* struct ovs_bpf_upcall + packet. */
-};
-
 struct upcall_handler {
     struct ovs_mutex mutex;
-    struct ovs_list queue OVS_GUARDED;  /* Contains struct upcall_record. */
-    size_t n_queued OVS_GUARDED;
+    size_t next_ring OVS_GUARDED;   /* Which of its rings to read first. */
 };
 
 struct dpif_bpf_upcalls {
@@ -80,55 +66,103 @@ struct dpif_bpf_upcalls {
     struct ovs_rwlock rwlock;
     struct upcall_handler *handlers OVS_GUARDED;
     uint32_t n_handlers OVS_GUARDED;
-
-    atomic_uint64_t n_lost;     /* Dropped for a full handler queue. */
 };
 
-/* The handler that is consuming rings in this thread: libbpf's callbacks
- * have only the perf buffer's context, which all the handlers share. */
-DEFINE_STATIC_PER_THREAD_DATA(struct upcall_handler *, cur_handler, NULL);
+/* A dpif_bpf_upcalls_recv() call under way in this thread: libbpf's
+ * callback has only the perf buffer's context, which all the handlers
+ * share.  NULL while purging: the records are then dropped. */
+struct upcall_request {
+    dpif_bpf_upcall_fn *fn;
+    void *aux;
+    bool taken;                 /* 'fn' took a record. */
+};
+DEFINE_STATIC_PER_THREAD_DATA(struct upcall_request *, cur_request, NULL);
 
-static void
-upcall_sample_cb(void *ctx, int cpu OVS_UNUSED, void *data, uint32_t size)
+/* The records of a PERF_EVENT_ARRAY ring (perf_event_open(2)), as the kernel
+ * writes them for bpf_perf_event_output() (PERF_SAMPLE_RAW) and for the
+ * records it could not write. */
+struct upcall_sample {
+    struct perf_event_header header;
+    uint32_t size;
+    uint8_t data[];             /* 4-byte aligned only. */
+};
+
+struct upcall_lost {
+    struct perf_event_header header;
+    uint64_t id;
+    uint64_t lost;
+};
+
+/* Hands the record 'data' of 'size' bytes, still in its ring, to the
+ * request under way.  The header is copied out, to have it aligned; the
+ * packet is copied only once, by the request's function, into the packet it
+ * builds.  Returns true if the request took the record. */
+static bool
+upcall_deliver(struct upcall_request *req, const uint8_t *data, uint32_t size)
 {
-    struct dpif_bpf_upcalls *u = ctx;
-    struct upcall_handler *h = *cur_handler_get();
-    struct upcall_record *rec;
+    struct ovs_bpf_upcall up;
 
-    if (!h) {
-        /* Purge. */
-        return;
+    if (size < sizeof up) {
+        COVERAGE_INC(dpif_bpf_upcall_malformed);
+        return false;
     }
-    if (h->n_queued >= UPCALL_QUEUE_MAX) {
-        COVERAGE_INC(dpif_bpf_upcall_queue_full);
-        atomic_add_relaxed(&u->n_lost, 1, &(uint64_t) { 0 });
-        return;
+    memcpy(&up, data, sizeof up);
+    if (up.cap_len > size - sizeof up
+        || up.cap_len > up.pkt_len
+        || up.userdata_len > OVS_BPF_USERDATA_LEN
+        || up.type < OVS_BPF_UPCALL_MISS
+        || up.type > OVS_BPF_UPCALL_SLOW_PATH) {
+        COVERAGE_INC(dpif_bpf_upcall_malformed);
+        return false;
     }
-    rec = xmalloc(sizeof *rec + size);
-    rec->size = size;
-    memcpy(rec->data, data, size);
-    ovs_list_push_back(&h->queue, &rec->node);
-    h->n_queued++;
+    return req->fn(&up, data + sizeof up, req->aux);
 }
 
-/* The kernel reports here the records it could not write into a full ring.
- * The BPF program already counted each of them in OVS_BPF_DROP_UPCALL_LOST
- * when bpf_perf_event_output() failed, so they are only a coverage counter
- * here. */
-static void
-upcall_lost_cb(void *ctx OVS_UNUSED, int cpu OVS_UNUSED,
-               unsigned long long cnt)
+/* libbpf's callback for each record of a ring.  Returning
+ * LIBBPF_PERF_EVENT_DONE stops reading the ring just after the record: the
+ * records behind it stay there for the next call. */
+static enum bpf_perf_event_ret
+upcall_event_cb(void *ctx OVS_UNUSED, int cpu OVS_UNUSED,
+                struct perf_event_header *event)
 {
-    COVERAGE_ADD(dpif_bpf_upcall_lost, cnt);
+    struct upcall_request *req = *cur_request_get();
+
+    if (event->type == PERF_RECORD_SAMPLE) {
+        const struct upcall_sample *s = (const void *) event;
+
+        if (req && s->size <= event->size - sizeof *s
+            && upcall_deliver(req, s->data, s->size)) {
+            req->taken = true;
+            return LIBBPF_PERF_EVENT_DONE;
+        }
+    } else if (event->type == PERF_RECORD_LOST) {
+        /* The kernel reports here the records it could not write into a
+         * full ring.  The BPF program already counted each of them in
+         * OVS_BPF_STAT_LOST when bpf_perf_event_output() failed, so they
+         * are only a coverage counter here. */
+        const struct upcall_lost *l = (const void *) event;
+
+        COVERAGE_ADD(dpif_bpf_upcall_lost, l->lost);
+    }
+    return LIBBPF_PERF_EVENT_CONT;
 }
 
 struct dpif_bpf_upcalls *
 dpif_bpf_upcalls_create(int perf_map_fd, int *errorp)
 {
     struct dpif_bpf_upcalls *u = xzalloc(sizeof *u);
+    struct perf_event_attr attr;
 
-    u->pb = perf_buffer__new(perf_map_fd, UPCALL_RING_PAGES, upcall_sample_cb,
-                             upcall_lost_cb, u, NULL);
+    /* What perf_buffer__new() would ask for: one wakeup per record. */
+    memset(&attr, 0, sizeof attr);
+    attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.sample_type = PERF_SAMPLE_RAW;
+    attr.sample_period = 1;
+    attr.wakeup_events = 1;
+
+    u->pb = perf_buffer__new_raw(perf_map_fd, UPCALL_RING_PAGES, &attr,
+                                 upcall_event_cb, u, NULL);
     if (!u->pb) {
         *errorp = errno;
         VLOG_WARN("cannot open the upcall perf buffer (%s)",
@@ -138,7 +172,6 @@ dpif_bpf_upcalls_create(int perf_map_fd, int *errorp)
     }
     u->n_rings = perf_buffer__buffer_cnt(u->pb);
     ovs_rwlock_init(&u->rwlock);
-    atomic_init(&u->n_lost, 0);
     *errorp = 0;
     return u;
 }
@@ -148,15 +181,7 @@ free_handlers(struct dpif_bpf_upcalls *u)
     OVS_REQ_WRLOCK(u->rwlock)
 {
     for (uint32_t i = 0; i < u->n_handlers; i++) {
-        struct upcall_handler *h = &u->handlers[i];
-        struct upcall_record *rec;
-
-        ovs_mutex_lock(&h->mutex);
-        LIST_FOR_EACH_POP (rec, node, &h->queue) {
-            free(rec);
-        }
-        ovs_mutex_unlock(&h->mutex);
-        ovs_mutex_destroy(&h->mutex);
+        ovs_mutex_destroy(&u->handlers[i].mutex);
     }
     free(u->handlers);
     u->handlers = NULL;
@@ -185,7 +210,6 @@ dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *u, uint32_t n)
     u->handlers = xcalloc(n, sizeof *u->handlers);
     for (uint32_t i = 0; i < n; i++) {
         ovs_mutex_init(&u->handlers[i].mutex);
-        ovs_list_init(&u->handlers[i].queue);
     }
     ovs_rwlock_unlock(&u->rwlock);
     if (n > u->n_rings) {
@@ -195,64 +219,57 @@ dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *u, uint32_t n)
     return 0;
 }
 
-/* Checks that 'rec' is a complete upcall record. */
-static bool
-record_is_valid(const struct upcall_record *rec)
-{
-    const struct ovs_bpf_upcall *up = (const void *) rec->data;
-
-    return (rec->size >= sizeof *up
-            && up->cap_len <= rec->size - sizeof *up
-            && up->cap_len <= up->pkt_len
-            && up->userdata_len <= OVS_BPF_USERDATA_LEN
-            && up->type >= OVS_BPF_UPCALL_MISS
-            && up->type <= OVS_BPF_UPCALL_SLOW_PATH);
-}
-
 int
 dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *u, uint32_t handler_id,
-                      struct ofpbuf *record)
+                      dpif_bpf_upcall_fn *fn, void *aux)
 {
+    struct upcall_request req = { .fn = fn, .aux = aux, .taken = false };
     struct upcall_handler *h;
-    int error = EAGAIN;
+    size_t n_mine;
 
     ovs_rwlock_rdlock(&u->rwlock);
-    if (handler_id >= u->n_handlers) {
+    if (handler_id >= u->n_handlers || handler_id >= u->n_rings) {
         goto out;
     }
     h = &u->handlers[handler_id];
 
     ovs_mutex_lock(&h->mutex);
-    if (ovs_list_is_empty(&h->queue)) {
-        *cur_handler_get() = h;
-        for (size_t i = handler_id; i < u->n_rings; i += u->n_handlers) {
-            perf_buffer__consume_buffer(u->pb, i);
-        }
-        *cur_handler_get() = NULL;
-    }
-    while (!ovs_list_is_empty(&h->queue)) {
-        struct upcall_record *rec;
+    *cur_request_get() = &req;
+    /* The handler's rings are handler_id + k * n_handlers for k from 0 to
+     * 'n_mine' - 1: read them in turn, from the one after the ring that
+     * gave the last record, so that a busy ring does not starve the
+     * others. */
+    n_mine = (u->n_rings - handler_id + u->n_handlers - 1) / u->n_handlers;
+    for (size_t i = 0; i < n_mine && !req.taken; i++) {
+        size_t k = (h->next_ring + i) % n_mine;
 
-        rec = CONTAINER_OF(ovs_list_pop_front(&h->queue),
-                           struct upcall_record, node);
-        h->n_queued--;
-        if (record_is_valid(rec)) {
-            const struct ovs_bpf_upcall *up = (const void *) rec->data;
-
-            ofpbuf_clear(record);
-            ofpbuf_put(record, rec->data, sizeof *up + up->cap_len);
-            free(rec);
-            error = 0;
-            break;
+        perf_buffer__consume_buffer(u->pb, handler_id + k * u->n_handlers);
+        if (req.taken) {
+            h->next_ring = k + 1;
         }
-        COVERAGE_INC(dpif_bpf_upcall_malformed);
-        free(rec);
     }
+    *cur_request_get() = NULL;
     ovs_mutex_unlock(&h->mutex);
 
 out:
     ovs_rwlock_unlock(&u->rwlock);
-    return error;
+    return req.taken ? 0 : EAGAIN;
+}
+
+/* Returns true if ring 'i' holds records that were not read yet. */
+static bool
+ring_has_data(const struct dpif_bpf_upcalls *u, size_t i)
+{
+    struct perf_event_mmap_page *page;
+    void *base;
+    size_t size;
+
+    if (perf_buffer__buffer(u->pb, i, &base, &size)) {
+        return false;
+    }
+    page = base;
+    return (__atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE)
+            != page->data_tail);
 }
 
 void
@@ -260,17 +277,13 @@ dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *u, uint32_t handler_id)
 {
     ovs_rwlock_rdlock(&u->rwlock);
     if (handler_id < u->n_handlers) {
-        struct upcall_handler *h = &u->handlers[handler_id];
-        bool queued;
-
-        ovs_mutex_lock(&h->mutex);
-        queued = !ovs_list_is_empty(&h->queue);
-        ovs_mutex_unlock(&h->mutex);
-
-        if (queued) {
-            poll_immediate_wake();
-        } else {
-            for (size_t i = handler_id; i < u->n_rings; i += u->n_handlers) {
+        for (size_t i = handler_id; i < u->n_rings; i += u->n_handlers) {
+            /* The ring's fd is readable only on new records: records left
+             * behind by a recv call that stopped early need a wake-up of
+             * their own. */
+            if (ring_has_data(u, i)) {
+                poll_immediate_wake();
+            } else {
                 poll_fd_wait(perf_buffer__buffer_fd(u->pb, i), POLLIN);
             }
         }
@@ -282,31 +295,10 @@ void
 dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *u)
 {
     ovs_rwlock_wrlock(&u->rwlock);
-    for (uint32_t i = 0; i < u->n_handlers; i++) {
-        struct upcall_handler *h = &u->handlers[i];
-        struct upcall_record *rec;
-
-        ovs_mutex_lock(&h->mutex);
-        LIST_FOR_EACH_POP (rec, node, &h->queue) {
-            free(rec);
-        }
-        h->n_queued = 0;
-        ovs_mutex_unlock(&h->mutex);
-    }
-    /* With no current handler, the sample callback discards the records. */
-    *cur_handler_get() = NULL;
+    /* With no request under way, the callback drops the records. */
+    *cur_request_get() = NULL;
     perf_buffer__consume(u->pb);
     ovs_rwlock_unlock(&u->rwlock);
-}
-
-uint64_t
-dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *u)
-{
-    uint64_t n;
-
-    atomic_read_relaxed(&CONST_CAST(struct dpif_bpf_upcalls *, u)->n_lost,
-                        &n);
-    return n;
 }
 
 /* A packet that a local socket sent (out of a veth with TX checksum
@@ -399,10 +391,10 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 
 int
 dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
-                        struct dpif_upcall *upcall, struct ofpbuf *buf)
+                        struct dpif_upcall *upcall, struct ofpbuf *buf,
+                        struct flow *flow)
 {
     struct odp_flow_key_parms parms;
-    struct flow flow;
     size_t key_ofs;
 
     memset(upcall, 0, sizeof *upcall);
@@ -417,10 +409,10 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
         return EINVAL;
     }
 
-    dpif_bpf_upcall_packet(up, data, &upcall->packet, &flow);
+    dpif_bpf_upcall_packet(up, data, &upcall->packet, flow);
 
     memset(&parms, 0, sizeof parms);
-    parms.flow = &flow;
+    parms.flow = flow;
     dpif_bpf_odp_support(&parms.support);
 
     key_ofs = buf->size;

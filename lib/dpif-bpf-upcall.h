@@ -23,9 +23,11 @@
  * The handler threads of ofproto-dpif-upcall pull upcalls: the rings are
  * shared out among the handlers (ring i belongs to handler i % n_handlers),
  * each handler reads only its own rings, from its own thread, so handlers
- * never contend for a ring.  A record read from a ring is copied, since
- * libbpf hands out records only for the duration of a callback. */
+ * never contend for a ring.  A record is read in place, in the ring: its
+ * packet is copied once, into the struct dp_packet of the upcall, and the
+ * ring's space is freed as soon as that is done. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,18 +44,19 @@ void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *);
 int dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *,
                                   uint32_t n_handlers);
 
-/* Stores the next record for 'handler_id' in 'record' (a struct
- * ovs_bpf_upcall followed by its 'cap_len' bytes of packet, already checked
- * for consistency) and returns 0, or returns EAGAIN if there is none. */
+/* Called with a record 'up' (checked for consistency) and its 'cap_len'
+ * bytes of packet at 'data', both valid only for the duration of the call.
+ * Returns true if it took the record as the upcall to return. */
+typedef bool dpif_bpf_upcall_fn(const struct ovs_bpf_upcall *up,
+                                const void *data, void *aux);
+
+/* Passes the next records of the rings of 'handler_id' to 'fn' until it
+ * takes one, then returns 0, or returns EAGAIN if the rings run empty
+ * first. */
 int dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *, uint32_t handler_id,
-                          struct ofpbuf *record);
+                          dpif_bpf_upcall_fn *fn, void *aux);
 void dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *, uint32_t handler_id);
 void dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *);
-
-/* Records dropped because a handler's queue was full.  (Records that did
- * not fit in a ring are counted by the BPF program itself, as
- * OVS_BPF_DROP_UPCALL_LOST.) */
-uint64_t dpif_bpf_upcalls_n_lost(const struct dpif_bpf_upcalls *);
 
 /* Turns the packet of 'up' (whose 'cap_len' bytes are at 'data') into
  * 'packet', initializing it: the VLAN tag that the kernel had moved into
@@ -65,9 +68,10 @@ void dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 
 /* Translates the record 'up' (with its packet at 'data') into 'upcall' for
  * 'dpif_recv()': packet, flow key, ufid, type and userdata.  The key and
- * userdata are stored in 'buf'.  Returns 0 or a positive errno value (the
- * record is then ignored). */
+ * userdata are stored in 'buf', the packet's flow in 'flow'.  Returns 0 or
+ * a positive errno value (the record is then ignored). */
 int dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *, const void *data,
-                            struct dpif_upcall *, struct ofpbuf *buf);
+                            struct dpif_upcall *, struct ofpbuf *buf,
+                            struct flow *flow);
 
 #endif /* dpif-bpf-upcall.h */

@@ -97,6 +97,7 @@ COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
 COVERAGE_DEFINE(dpif_bpf_execute_userspace);
+COVERAGE_DEFINE(dpif_bpf_miss_forwarded);
 
 /* Capacity of the BPF flow table (its max_entries, fixed at load time) and
  * default of the flow limit, which other_config:bpf-flow-limit lowers. */
@@ -460,14 +461,6 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
     stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
 
-    ovs_rwlock_rdlock(&dp->upcall_rwlock);
-    if (dp->upcalls) {
-        /* Upcalls that the BPF program could send but that the perf ring or
-         * a handler queue had no room for. */
-        stats->n_lost += dpif_bpf_upcalls_n_lost(dp->upcalls);
-    }
-    ovs_rwlock_unlock(&dp->upcall_rwlock);
-
     ovs_mutex_lock(&dp->mutex);
     stats->n_flows = dp->n_flows;
     stats->n_masks = dp->n_masks;
@@ -779,33 +772,88 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
 }
 
+struct dp_bpf_recv_aux {
+    struct dp_bpf *dp;
+    struct dpif_upcall *upcall;
+    struct ofpbuf *buf;
+};
+
+/* An upcall waits in its ring while ovs-vswitchd handles the ones before
+ * it, and the packets of a flow keep missing until ovs-vswitchd installs
+ * it: a new flow's first packets are often all in the rings, each to be
+ * translated again, before the first of them gets the flow installed.  If
+ * the miss upcall of 'packet' (of flow 'flow') finds a flow that matches it
+ * now, forwards it with that flow's actions, as the BPF lookup would have,
+ * counts it in the flow's statistics and returns true.  Returns false if
+ * the upcall is to go to ofproto: no flow, or one whose actions only
+ * ovs-vswitchd can run. */
+static bool
+dp_bpf_forward_miss(struct dp_bpf *dp, const struct flow *flow,
+                    const struct dp_packet *packet)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct dp_bpf_flow *f;
+    uint32_t n_slots = 0;
+    bool found = false;
+
+    ovs_mutex_lock(&dp->mutex);
+    f = dp_bpf_lookup_flow(dp, flow);
+    if (f && !(f->flags & OVS_BPF_FLOW_F_USERSPACE)
+        && !dpif_bpf_odp_to_actions(f->actions, f->actions_len, slots,
+                                    &n_slots)) {
+        dp_bpf_flow_credit(dp, f, flow, dp_packet_size(packet));
+        found = true;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    if (found) {
+        COVERAGE_INC(dpif_bpf_miss_forwarded);
+        if (n_slots) {
+            dp_bpf_downcall(dp, packet, slots, n_slots);
+        }
+    }
+    return found;
+}
+
+/* dpif_bpf_upcalls_recv() callback: takes a miss or action upcall, runs the
+ * packets of slow-path flows on the spot. */
+static bool
+dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
+{
+    struct dp_bpf_recv_aux *aux = aux_;
+    size_t buf_size = aux->buf->size;
+    struct flow flow;
+
+    if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
+        dp_bpf_slow_path(aux->dp, up, pkt);
+        return false;
+    }
+    if (dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf, &flow)) {
+        return false;
+    }
+    if (up->type == OVS_BPF_UPCALL_MISS
+        && dp_bpf_forward_miss(aux->dp, &flow, &aux->upcall->packet)) {
+        dp_packet_uninit(&aux->upcall->packet);
+        aux->buf->size = buf_size;
+        return false;
+    }
+    return true;
+}
+
 static int
 dpif_bpf_recv(struct dpif *dpif, uint32_t handler_id,
               struct dpif_upcall *upcall, struct ofpbuf *buf)
 {
     struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct ofpbuf record;
+    struct dp_bpf_recv_aux aux = { .dp = dp, .upcall = upcall, .buf = buf };
     int error = EAGAIN;
 
-    ofpbuf_init(&record, 2048);
     ovs_rwlock_rdlock(&dp->upcall_rwlock);
-    while (dp->upcalls
-           && !dpif_bpf_upcalls_recv(dp->upcalls, handler_id, &record)) {
-        const struct ovs_bpf_upcall *up = record.data;
-        const void *pkt = up + 1;
-
-        if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
-            dp_bpf_slow_path(dp, up, pkt);
-            continue;
-        }
-        error = dpif_bpf_upcall_to_dpif(up, pkt, upcall, buf);
-        if (!error) {
-            break;
-        }
-        error = EAGAIN;
+    if (dp->upcalls) {
+        error = dpif_bpf_upcalls_recv(dp->upcalls, handler_id,
+                                      dp_bpf_recv_cb, &aux);
     }
     ovs_rwlock_unlock(&dp->upcall_rwlock);
-    ofpbuf_uninit(&record);
     return error;
 }
 
