@@ -28,36 +28,6 @@
 #include "bpf/maps.h"
 #include "bpf/upcall.h"
 
-/* Outputs 'skb' to datapath port 'odp_port'.  The last output of a chain
- * redirects the packet itself (no copy) and returns TC_ACT_REDIRECT; an
- * earlier one sends a clone and returns 0.  Output to the input port works:
- * it is a redirect to that device's egress.  A port that does not exist
- * (deleted while the flow was in flight) drops this output only, as in the
- * kernel datapath, counted as OVS_BPF_DROP_NO_PORT.  A clone that cannot be
- * sent (bpf_clone_redirect() fails: the device is gone or refuses the
- * packet, as an ingress redirect of a packet above its MTU) is counted as a
- * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
- * is the kernel's, and counted in the device's statistics. */
-static __always_inline int
-ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
-{
-    struct ovs_bpf_port *port = bpf_map_lookup_elem(&ports, &odp_port);
-    __u64 flags;
-
-    if (!port || !port->ifindex) {
-        ovs_bpf_drop(OVS_BPF_DROP_NO_PORT);
-        return last ? TC_ACT_SHOT : 0;
-    }
-    flags = port->flags & OVS_BPF_PORT_F_INGRESS ? BPF_F_INGRESS : 0;
-    if (last) {
-        return bpf_redirect(port->ifindex, flags);
-    }
-    if (bpf_clone_redirect(skb, port->ifindex, flags)) {
-        ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
-    }
-    return 0;
-}
-
 /* Applies a pending trunc(max_len) to the output about to be done.  The
  * skb cannot be truncated for one copy only, so a truncated output must be
  * the last action of the chain (the translator installs other uses of

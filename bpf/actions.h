@@ -20,13 +20,16 @@
  * runs its slot (or a run of slots of its type), then tail-calls the
  * program of the next slot.  The chain ends, and the packet is consumed
  * (TC_ACT_SHOT), at an OVS_BPF_ACTION_END slot or after the last slot;
- * a final OUTPUT returns TC_ACT_REDIRECT instead.  A chain that ends without
+ * a final OUTPUT returns TC_ACT_REDIRECT instead, and is done by the
+ * program before it, without a tail call, when no trunc() or clone() is
+ * pending.  A chain that ends without
  * having run an OUTPUT or USERSPACE action (no actions at all, for
  * example) is the drop the flow asked for, OVS_BPF_DROP_FLOW_DROP.
  *
  * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one
  * for the first action, one per later slot (a run of OUTPUT slots counts
- * once), one per recirculation and one per clone() restore.  A chain that
+ * once; a final OUTPUT done without one, none), one per recirculation and
+ * one per clone() restore.  A chain that
  * needs more fails its tail call and is dropped as OVS_BPF_DROP_TAIL_CALL.
  *
  * An action that fails, or refuses what it cannot do, drops the packet and
@@ -88,6 +91,46 @@ ovs_bpf_actions_end(struct __sk_buff *skb)
     return TC_ACT_SHOT;
 }
 
+/* True if slot 'idx' is the last one the chain runs. */
+static __always_inline bool
+ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
+{
+    struct ovs_bpf_action *next = ovs_bpf_slot(s, idx + 1);
+
+    return idx + 1 >= s->n_actions || !next
+           || next->type == OVS_BPF_ACTION_END;
+}
+
+/* Outputs 'skb' to datapath port 'odp_port'.  The last output of a chain
+ * redirects the packet itself (no copy) and returns TC_ACT_REDIRECT; an
+ * earlier one sends a clone and returns 0.  Output to the input port works:
+ * it is a redirect to that device's egress.  A port that does not exist
+ * (deleted while the flow was in flight) drops this output only, as in the
+ * kernel datapath, counted as OVS_BPF_DROP_NO_PORT.  A clone that cannot be
+ * sent (bpf_clone_redirect() fails: the device is gone or refuses the
+ * packet, as an ingress redirect of a packet above its MTU) is counted as a
+ * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
+ * is the kernel's, and counted in the device's statistics. */
+static __always_inline int
+ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
+{
+    struct ovs_bpf_port *port = bpf_map_lookup_elem(&ports, &odp_port);
+    __u64 flags;
+
+    if (!port || !port->ifindex) {
+        ovs_bpf_drop(OVS_BPF_DROP_NO_PORT);
+        return last ? TC_ACT_SHOT : 0;
+    }
+    flags = port->flags & OVS_BPF_PORT_F_INGRESS ? BPF_F_INGRESS : 0;
+    if (last) {
+        return bpf_redirect(port->ifindex, flags);
+    }
+    if (bpf_clone_redirect(skb, port->ifindex, flags)) {
+        ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
+    }
+    return 0;
+}
+
 /* Runs the actions of 's' from slot 'idx' on: tail-calls the program of
  * slot 'idx'.  Returns only if there is nothing to run or the tail call
  * failed. */
@@ -111,21 +154,21 @@ ovs_bpf_run_actions(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         if (type == OVS_BPF_ACTION_END) {
             return ovs_bpf_actions_end(skb);
         }
+        if (type == OVS_BPF_ACTION_OUTPUT && !s->clone_active
+            && !skb->cb[OVS_BPF_CB_TRUNC]
+            && ovs_bpf_is_last_action(s, idx)) {
+            /* The usual end of a chain, a final output without trunc():
+             * redirect from here instead of a tail call to the output
+             * program, which would do just this (a tail call and the
+             * program's own start cost more than the redirect). */
+            skb->cb[OVS_BPF_CB_SENT] = 1;
+            return ovs_bpf_output(skb, a->u.output.port, true);
+        }
     }
     bpf_tail_call(skb, &tailcalls, type);
 
     /* No program for this action, or out of tail calls. */
     return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
-}
-
-/* True if slot 'idx' is the last one the chain runs. */
-static __always_inline bool
-ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
-{
-    struct ovs_bpf_action *next = ovs_bpf_slot(s, idx + 1);
-
-    return idx + 1 >= s->n_actions || !next
-           || next->type == OVS_BPF_ACTION_END;
 }
 
 /* Fetches the scratch area and the current slot for an action program.
