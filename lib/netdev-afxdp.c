@@ -669,6 +669,34 @@ afxdp_umem_get(const char *group, unsigned int slice_frames, bool zero_copy,
     return umem;
 }
 
+/* The anchor of 'umem', the socket that registered it, has been deleted
+ * while other sockets still use the UMEM.  libxdp keeps the anchor's file
+ * descriptor open as the UMEM's until xsk_umem__delete(), which leaves the
+ * anchor bound to its queue: the port it belonged to could not bind that
+ * queue again until all the other members have left too, and when they
+ * reconfigure in the same pass, after it, they never would (the bind gives
+ * up with EBUSY and the port is removed).  The kernel does not need the
+ * anchor once the others are bound, since each of them holds the UMEM, so
+ * put an unbound AF_XDP socket in its place: dup2() closes the anchor, whose
+ * queue the kernel then frees, and xsk_umem__delete() later closes the
+ * placeholder instead.  libxdp unmapped the anchor's rings already, in
+ * xsk_socket__delete(). */
+static void
+afxdp_umem_release_anchor(struct afxdp_umem *umem)
+{
+    int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || dup2(fd, xsk_umem__fd(umem->xumem)) < 0) {
+        VLOG_WARN("cannot release the anchor socket of a shared UMEM (%s): "
+                  "its queue stays bound until the UMEM's last member "
+                  "leaves", ovs_strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    umem->anchor = NULL;
+}
+
 /* Releases the slice of 'xsk' in its UMEM, whose socket is already gone.
  * 'bound' is false if the socket never got bound, in which case no frame of
  * the slice ever left it. */
@@ -687,10 +715,7 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
         }
     } else if (umem->group && (umem->n_users || xsk == umem->anchor)) {
         /* A member leaves a live group.  Retire the UMEM: its slices cannot
-         * be reused, and when the member is the anchor, the socket that
-         * registered the UMEM stays bound to the member's queue until the
-         * UMEM is deleted, which must happen soon so that the port can be
-         * added again.  The remaining members move to a fresh UMEM at their
+         * be reused.  The remaining members move to a fresh UMEM at their
          * next reconfiguration, which this requests. */
         shash_find_and_delete(&umem_groups, umem->group);
         free(umem->group);
@@ -700,6 +725,10 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
                 netdev_request_reconfigure(umem->slots[i]->netdev);
             }
         }
+    }
+
+    if (bound && xsk == umem->anchor && umem->n_users) {
+        afxdp_umem_release_anchor(umem);
     }
     if (!umem->n_users) {
         afxdp_umem_free(umem);
