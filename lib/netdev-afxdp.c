@@ -193,6 +193,16 @@ struct netdev_afxdp_tx_lock {
     );
 };
 
+/* The packet descriptor of a frame, in cache lines of its own.  The fields
+ * that receiving a packet writes, 'mpool' and the start of the dp_packet up
+ * to the metadata, then share one cache line (a bare struct dp_packet_afxdp
+ * is 568 bytes, which would split them over two for most frames). */
+struct afxdp_xpacket {
+    PADDED_MEMBERS(CACHE_LINE_SIZE,
+        struct dp_packet_afxdp xp;
+    );
+};
+
 /* A UMEM: a memory area registered with the kernel, cut in slices. */
 struct afxdp_umem {
     struct xsk_umem *xumem;
@@ -206,7 +216,7 @@ struct afxdp_umem {
     struct xsk_socket_info **slots; /* Socket owning each slice, or NULL. */
 
     /* One packet descriptor per frame, indexed by frame number. */
-    struct dp_packet_afxdp *xpackets;
+    struct afxdp_xpacket *xpackets;
 
     /* libxdp creates the first socket's fill and completion rings with the
      * UMEM and copies them into that socket's own ring structures. */
@@ -567,7 +577,7 @@ afxdp_umem_free(struct afxdp_umem *umem)
     if (umem->area) {
         munmap(umem->area, umem->size);
     }
-    free(umem->xpackets);
+    free_cacheline(umem->xpackets);
     free(umem->slots);
     free(umem->group);
     free(umem);
@@ -611,8 +621,19 @@ afxdp_umem_create(unsigned int slice_frames, unsigned int n_slots,
         goto error;
     }
 
-    /* The packet descriptors, one per frame, kept out of the frames. */
-    umem->xpackets = xcalloc(n_frames, sizeof *umem->xpackets);
+    /* The packet descriptors, one per frame, kept out of the frames.  What
+     * never changes for a frame's packet (its base, the frame, its size and
+     * its source) is set here once, so that receiving only sets what a
+     * packet's life changes (see afxdp_rx_packet_init()). */
+    umem->xpackets = xmalloc_cacheline(n_frames * sizeof *umem->xpackets);
+    for (size_t i = 0; i < n_frames; i++) {
+        struct dp_packet_afxdp *xp = &umem->xpackets[i].xp;
+        char *frame = umem->area + i * AFXDP_FRAME_SIZE;
+
+        xp->mpool = NULL;
+        dp_packet_use_afxdp(&xp->packet, frame + XDP_PACKET_HEADROOM,
+                            AFXDP_FRAME_SIZE, XDP_PACKET_HEADROOM);
+    }
     return umem;
 
 error:
@@ -740,7 +761,7 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
 static inline struct dp_packet_afxdp *
 afxdp_xpacket_of_frame(const struct afxdp_umem *umem, const char *frame)
 {
-    return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT];
+    return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT].xp;
 }
 
 static bool
@@ -1486,6 +1507,25 @@ netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
 {
 }
 
+/* Sets up the packet of a frame just received, 'len' bytes at 'offset' in
+ * the frame.  The packet's base, size and source never change and were set
+ * when the UMEM was created; dpif-netdev initializes the metadata of every
+ * packet it receives (pkt_metadata_init() in dfc_processing()), as it does
+ * for DPDK's.  What is left is what a previous use of the frame may have
+ * changed: where the data starts and ends, the header offsets, the offload
+ * flags, the cut length and the packet type.  dp_packet_use_afxdp() would
+ * redo all of it, metadata included, in a function call per packet. */
+static inline void
+afxdp_rx_packet_init(struct dp_packet *pkt, uint64_t offset, uint32_t len)
+{
+    dp_packet_set_data(pkt, (char *) dp_packet_base(pkt) + offset);
+    dp_packet_set_size(pkt, len);
+    dp_packet_reset_offsets(pkt);
+    dp_packet_reset_cutlen(pkt);
+    dp_packet_reset_offload(pkt);
+    pkt->packet_type = htonl(PT_ETH);
+}
+
 /* Tops up the fill ring from the RX pool, in batches. */
 static void
 afxdp_refill(struct xsk_socket_info *xsk)
@@ -1600,6 +1640,20 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
         return EAGAIN;
     }
 
+    /* The packet descriptors of the batch's frames are scattered over a
+     * large array: fetch their cache lines, and the packets' first bytes,
+     * which dpif-netdev parses next, before writing any of them. */
+    for (i = 0; i < rcvd; i++) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
+
+        if (OVS_LIKELY(d->addr < umem->size)) {
+            OVS_PREFETCH_WRITE(afxdp_xpacket_of_frame(
+                                   umem, umem->area + (d->addr
+                                                       & ~AFXDP_FRAME_MASK)));
+            OVS_PREFETCH(umem->area + d->addr);
+        }
+    }
+
     for (i = 0; i < rcvd; ) {
         const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
 
@@ -1629,15 +1683,14 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
             continue;
         }
 
-        char *frame = umem->area + (d->addr & ~AFXDP_FRAME_MASK);
-        char *data = umem->area + d->addr;
-        struct dp_packet_afxdp *xpacket = afxdp_xpacket_of_frame(umem, frame);
-        struct dp_packet *pkt = &xpacket->packet;
+        struct dp_packet_afxdp *xpacket;
 
+        xpacket = afxdp_xpacket_of_frame(umem, umem->area
+                                               + (d->addr & ~AFXDP_FRAME_MASK));
         xpacket->mpool = &xsk->rx_pool;
-        dp_packet_use_afxdp(pkt, data, AFXDP_FRAME_SIZE, data - frame);
-        dp_packet_set_size(pkt, d->len);
-        dp_packet_batch_add(batch, pkt);
+        afxdp_rx_packet_init(&xpacket->packet, d->addr & AFXDP_FRAME_MASK,
+                             d->len);
+        dp_packet_batch_add(batch, &xpacket->packet);
     }
     xsk_ring_cons__release(&xsk->rx, rcvd);
 
@@ -1676,6 +1729,30 @@ free_afxdp_buf(struct dp_packet *p)
 }
 
 /* Sending. */
+
+/* dp_packet_delete_batch(), with the frames of AF_XDP packets given back
+ * inline rather than through a call of free_afxdp_buf() per packet: after a
+ * copy, all the packets of a batch from an afxdp port are. */
+static void
+afxdp_delete_batch(struct dp_packet_batch *batch)
+{
+    struct dp_packet *pkt;
+
+    DP_PACKET_BATCH_FOR_EACH (i, pkt, batch) {
+        if (OVS_LIKELY(pkt->source == DPBUF_AFXDP)) {
+            struct dp_packet_afxdp *xpacket;
+
+            xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
+            if (xpacket->mpool) {
+                umem_pool_push(xpacket->mpool, dp_packet_base(pkt));
+                xpacket->mpool = NULL;
+            }
+        } else {
+            dp_packet_delete(pkt);
+        }
+    }
+    dp_packet_batch_init(batch);
+}
 
 /* Returns a completed TX frame to where it belongs.  Frames from this
  * queue's TX slice go to its TX pool, which we own since we hold the TX
@@ -1775,7 +1852,6 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
             d->len = size;
             d->options = 0;
             xpacket->mpool = NULL;  /* The ring owns the frame now. */
-            COVERAGE_INC(afxdp_tx_zero_copy);
             *zc = true;
             return 1;
         }
@@ -1818,9 +1894,70 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
         data += len;
         size -= len;
     }
-    COVERAGE_INC(afxdp_tx_copy);
     *zc = false;
     return n_frames;
+}
+
+/* Posts 'pkts[0]' to 'pkts[n - 1]' in the TX ring of 'xsk', each in one
+ * descriptor, for as long as they fit in a frame and there are ring slots and
+ * TX frames for them, with one ring reservation and one submission for all.
+ * Returns the number of packets posted, adding the zero-copy forwards and
+ * the copies to '*n_zc' and '*n_copies'. */
+static size_t
+afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
+               size_t n, uint64_t *n_zc, uint64_t *n_copies)
+{
+    struct afxdp_umem *umem = xsk->umem;
+    struct umem_pool *pool = &xsk->tx_pool;
+    uint32_t idx;
+    size_t i;
+
+    n = MIN(n, xsk_prod_nb_free(&xsk->tx, n));
+    if (!n || !xsk_ring_prod__reserve(&xsk->tx, n, &idx)) {
+        return 0;
+    }
+
+    for (i = 0; i < n; i++) {
+        struct dp_packet *pkt = pkts[i];
+        struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx + i);
+        uint32_t size = dp_packet_size(pkt);
+
+        if (pkt->source == DPBUF_AFXDP) {
+            struct dp_packet_afxdp *xpacket;
+
+            xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
+            if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
+                /* Same UMEM: post the frame itself. */
+                d->addr = (char *) dp_packet_data(pkt) - umem->area;
+                d->len = size;
+                d->options = 0;
+                xpacket->mpool = NULL;  /* The ring owns the frame now. */
+                ++*n_zc;
+                continue;
+            }
+        }
+
+        if (OVS_UNLIKELY(size - 1 >= AFXDP_FRAME_SIZE || !pool->n)) {
+            /* Empty, or larger than a frame, or no frame left. */
+            break;
+        }
+
+        char *frame = pool->frames[--pool->n];
+
+        memcpy(frame, dp_packet_data(pkt), size);
+        d->addr = frame - umem->area;
+        d->len = size;
+        d->options = 0;
+        ++*n_copies;
+    }
+
+    /* Hand back the slots reserved for packets after the one that stopped
+     * the burst: libxdp has no call for this, and 'cached_prod' is only
+     * ours until the submission publishes it. */
+    xsk->tx.cached_prod -= n - i;
+    xsk_ring_prod__submit(&xsk->tx, i);
+    xsk->outstanding_tx += i;
+    return i;
 }
 
 int
@@ -1832,7 +1969,6 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     struct xsk_socket_info *xsk;
     uint64_t n_zc = 0, n_copies = 0, n_dropped = 0;
     struct dp_packet *pkt;
-    uint32_t n_descs = 0;
 
     if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
         dp_packet_delete_batch(batch, true);
@@ -1849,15 +1985,23 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
      * there for this batch. */
     afxdp_complete_tx(xsk);
 
-    DP_PACKET_BATCH_FOR_EACH (i, pkt, batch) {
-        bool zc = false;
-        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
+    size_t n_pkts = dp_packet_batch_size(batch);
 
+    for (size_t i = 0; i < n_pkts; ) {
+        i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
+                            &n_zc, &n_copies);
+        if (i == n_pkts) {
+            break;
+        }
+
+        /* The burst stopped at a packet that needs several frames, or for
+         * want of a ring slot or a TX frame: that packet goes alone, after
+         * a kick and a reap if it has to. */
+        bool zc = false;
+
+        pkt = batch->packets[i++];
+        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
         if (OVS_UNLIKELY(!n)) {
-            /* Out of frames or ring slots: kick, reap and retry once. */
-            xsk_ring_prod__submit(&xsk->tx, n_descs);
-            xsk->outstanding_tx += n_descs;
-            n_descs = 0;
             afxdp_kick_tx(xsk);
             afxdp_complete_tx(xsk);
             n = afxdp_tx_one(xsk, pkt, &zc);
@@ -1866,22 +2010,22 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
             n_dropped++;
             continue;
         }
-        n_descs += n;
+        xsk_ring_prod__submit(&xsk->tx, n);
+        xsk->outstanding_tx += n;
         if (zc) {
             n_zc++;
         } else {
             n_copies++;
         }
     }
-
-    xsk_ring_prod__submit(&xsk->tx, n_descs);
-    xsk->outstanding_tx += n_descs;
     afxdp_kick_tx(xsk);
 
     if (n_zc) {
+        COVERAGE_ADD(afxdp_tx_zero_copy, n_zc);
         atomic_add_relaxed(&xsk->tx_zero_copy, n_zc, &n_zc);
     }
     if (n_copies) {
+        COVERAGE_ADD(afxdp_tx_copy, n_copies);
         atomic_add_relaxed(&xsk->tx_copies, n_copies, &n_copies);
     }
     if (OVS_UNLIKELY(n_dropped)) {
@@ -1893,7 +2037,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
         ovs_spin_unlock(&dev->tx_locks[qid].lock);
     }
 
-    dp_packet_delete_batch(batch, true);
+    afxdp_delete_batch(batch);
     return 0;
 }
 
@@ -2136,10 +2280,10 @@ afxdp_census_umem(const struct afxdp_umem *umem,
                           xsk->comp.consumer, false);
 
         /* The packets: a packet owns its frame while 'mpool' is set. */
-        const struct dp_packet_afxdp *xp = &umem->xpackets[(size_t) s
-                                                            * umem->slice_frames];
+        const struct afxdp_xpacket *xp = &umem->xpackets[(size_t) s
+                                                          * umem->slice_frames];
         for (unsigned int f = 0; f < umem->slice_frames; f++) {
-            if (AFXDP_READ_ONCE(xp[f].mpool)) {
+            if (AFXDP_READ_ONCE(xp[f].xp.mpool)) {
                 census[s][AFXDP_IN_PACKETS]++;
             }
         }
