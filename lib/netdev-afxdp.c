@@ -98,6 +98,7 @@
 #include "openvswitch/compiler.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/hmap.h"
+#include "hmapx.h"
 #include "openvswitch/list.h"
 #include "openvswitch/shash.h"
 #include "openvswitch/thread.h"
@@ -108,6 +109,7 @@
 #include "packets.h"
 #include "smap.h"
 #include "timeval.h"
+#include "unixctl.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(netdev_afxdp);
@@ -124,6 +126,7 @@ COVERAGE_DEFINE(afxdp_tx_drop);         /* No TX frame or ring slot. */
 COVERAGE_DEFINE(afxdp_tx_too_big);      /* Packet does not fit in a frame. */
 COVERAGE_DEFINE(afxdp_bind_busy);       /* Queue still held by an old XSK. */
 COVERAGE_DEFINE(afxdp_rx_closed_drop);  /* Received, never polled: closed. */
+COVERAGE_DEFINE(afxdp_tx_orphan);       /* Completed frame of a gone queue. */
 
 /* Frames are 4 kB, aligned, so that a descriptor address masked with
  * ~AFXDP_FRAME_MASK gives its frame. */
@@ -191,6 +194,16 @@ struct netdev_afxdp_tx_lock {
     );
 };
 
+/* The packet descriptor of a frame, in cache lines of its own.  The fields
+ * that receiving a packet writes, 'mpool' and the start of the dp_packet up
+ * to the metadata, then share one cache line (a bare struct dp_packet_afxdp
+ * is 568 bytes, which would split them over two for most frames). */
+struct afxdp_xpacket {
+    PADDED_MEMBERS(CACHE_LINE_SIZE,
+        struct dp_packet_afxdp xp;
+    );
+};
+
 /* A UMEM: a memory area registered with the kernel, cut in slices. */
 struct afxdp_umem {
     struct xsk_umem *xumem;
@@ -204,7 +217,7 @@ struct afxdp_umem {
     struct xsk_socket_info **slots; /* Socket owning each slice, or NULL. */
 
     /* One packet descriptor per frame, indexed by frame number. */
-    struct dp_packet_afxdp *xpackets;
+    struct afxdp_xpacket *xpackets;
 
     /* libxdp creates the first socket's fill and completion rings with the
      * UMEM and copies them into that socket's own ring structures. */
@@ -291,6 +304,8 @@ static const char *const xdp_mode_names[] = {
 
 static void xsk_destroy_all(struct netdev_linux *, struct afxdp_dev *)
     OVS_REQUIRES(afxdp_mutex);
+static void afxdp_unixctl_show(struct unixctl_conn *, int argc,
+                               const char *argv[], void *aux);
 
 static struct afxdp_dev *
 afxdp_dev_lookup(const struct netdev *netdev)
@@ -427,6 +442,8 @@ netdev_afxdp_init(void)
         libxdp_set_print(afxdp_libxdp_print);
         ovs_libbpf_log_init();
         kernel_has_multi_buffer = afxdp_probe_multi_buffer();
+        unixctl_command_register("netdev-afxdp/show", "[port]", 0, 1,
+                                 afxdp_unixctl_show, NULL);
         /* Not INFO: this runs before ovs-vswitchd detaches, and OVS's
          * tests check that nothing unexpected reaches stderr then. */
         VLOG_DBG("AF_XDP multi-buffer (jumbo frames): %s",
@@ -553,7 +570,7 @@ afxdp_umem_free(struct afxdp_umem *umem)
     if (umem->area) {
         munmap(umem->area, umem->size);
     }
-    free(umem->xpackets);
+    free_cacheline(umem->xpackets);
     free(umem->slots);
     free(umem->group);
     free(umem);
@@ -597,8 +614,19 @@ afxdp_umem_create(unsigned int slice_frames, unsigned int n_slots,
         goto error;
     }
 
-    /* The packet descriptors, one per frame, kept out of the frames. */
-    umem->xpackets = xcalloc(n_frames, sizeof *umem->xpackets);
+    /* The packet descriptors, one per frame, kept out of the frames.  What
+     * never changes for a frame's packet (its base, the frame, its size and
+     * its source) is set here once, so that receiving only sets what a
+     * packet's life changes (see afxdp_rx_packet_init()). */
+    umem->xpackets = xmalloc_cacheline(n_frames * sizeof *umem->xpackets);
+    for (size_t i = 0; i < n_frames; i++) {
+        struct dp_packet_afxdp *xp = &umem->xpackets[i].xp;
+        char *frame = umem->area + i * AFXDP_FRAME_SIZE;
+
+        xp->mpool = NULL;
+        dp_packet_use_afxdp(&xp->packet, frame + XDP_PACKET_HEADROOM,
+                            AFXDP_FRAME_SIZE, XDP_PACKET_HEADROOM);
+    }
     return umem;
 
 error:
@@ -655,6 +683,34 @@ afxdp_umem_get(const char *group, unsigned int slice_frames, bool zero_copy,
     return umem;
 }
 
+/* The anchor of 'umem', the socket that registered it, has been deleted
+ * while other sockets still use the UMEM.  libxdp keeps the anchor's file
+ * descriptor open as the UMEM's until xsk_umem__delete(), which leaves the
+ * anchor bound to its queue: the port it belonged to could not bind that
+ * queue again until all the other members have left too, and when they
+ * reconfigure in the same pass, after it, they never would (the bind gives
+ * up with EBUSY and the port is removed).  The kernel does not need the
+ * anchor once the others are bound, since each of them holds the UMEM, so
+ * put an unbound AF_XDP socket in its place: dup2() closes the anchor, whose
+ * queue the kernel then frees, and xsk_umem__delete() later closes the
+ * placeholder instead.  libxdp unmapped the anchor's rings already, in
+ * xsk_socket__delete(). */
+static void
+afxdp_umem_release_anchor(struct afxdp_umem *umem)
+{
+    int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || dup2(fd, xsk_umem__fd(umem->xumem)) < 0) {
+        VLOG_WARN("cannot release the anchor socket of a shared UMEM (%s): "
+                  "its queue stays bound until the UMEM's last member "
+                  "leaves", ovs_strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    umem->anchor = NULL;
+}
+
 /* Releases the slice of 'xsk' in its UMEM, whose socket is already gone.
  * 'bound' is false if the socket never got bound, in which case no frame of
  * the slice ever left it. */
@@ -673,10 +729,7 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
         }
     } else if (umem->group && (umem->n_users || xsk == umem->anchor)) {
         /* A member leaves a live group.  Retire the UMEM: its slices cannot
-         * be reused, and when the member is the anchor, the socket that
-         * registered the UMEM stays bound to the member's queue until the
-         * UMEM is deleted, which must happen soon so that the port can be
-         * added again.  The remaining members move to a fresh UMEM at their
+         * be reused.  The remaining members move to a fresh UMEM at their
          * next reconfiguration, which this requests. */
         shash_find_and_delete(&umem_groups, umem->group);
         free(umem->group);
@@ -688,6 +741,9 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
         }
     }
 
+    if (bound && xsk == umem->anchor && umem->n_users) {
+        afxdp_umem_release_anchor(umem);
+    }
     if (!umem->n_users) {
         afxdp_umem_free(umem);
     }
@@ -698,7 +754,7 @@ afxdp_umem_put(struct xsk_socket_info *xsk, bool bound)
 static inline struct dp_packet_afxdp *
 afxdp_xpacket_of_frame(const struct afxdp_umem *umem, const char *frame)
 {
-    return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT];
+    return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT].xp;
 }
 
 static bool
@@ -1444,6 +1500,25 @@ netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
 {
 }
 
+/* Sets up the packet of a frame just received, 'len' bytes at 'offset' in
+ * the frame.  The packet's base, size and source never change and were set
+ * when the UMEM was created; dpif-netdev initializes the metadata of every
+ * packet it receives (pkt_metadata_init() in dfc_processing()), as it does
+ * for DPDK's.  What is left is what a previous use of the frame may have
+ * changed: where the data starts and ends, the header offsets, the offload
+ * flags, the cut length and the packet type.  dp_packet_use_afxdp() would
+ * redo all of it, metadata included, in a function call per packet. */
+static inline void
+afxdp_rx_packet_init(struct dp_packet *pkt, uint64_t offset, uint32_t len)
+{
+    dp_packet_set_data(pkt, (char *) dp_packet_base(pkt) + offset);
+    dp_packet_set_size(pkt, len);
+    dp_packet_reset_offsets(pkt);
+    dp_packet_reset_cutlen(pkt);
+    dp_packet_reset_offload(pkt);
+    pkt->packet_type = htonl(PT_ETH);
+}
+
 /* Tops up the fill ring from the RX pool, in batches. */
 static void
 afxdp_refill(struct xsk_socket_info *xsk)
@@ -1558,6 +1633,20 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
         return EAGAIN;
     }
 
+    /* The packet descriptors of the batch's frames are scattered over a
+     * large array: fetch their cache lines, and the packets' first bytes,
+     * which dpif-netdev parses next, before writing any of them. */
+    for (i = 0; i < rcvd; i++) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
+
+        if (OVS_LIKELY(d->addr < umem->size)) {
+            OVS_PREFETCH_WRITE(afxdp_xpacket_of_frame(
+                                   umem, umem->area + (d->addr
+                                                       & ~AFXDP_FRAME_MASK)));
+            OVS_PREFETCH(umem->area + d->addr);
+        }
+    }
+
     for (i = 0; i < rcvd; ) {
         const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
 
@@ -1587,15 +1676,14 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
             continue;
         }
 
-        char *frame = umem->area + (d->addr & ~AFXDP_FRAME_MASK);
-        char *data = umem->area + d->addr;
-        struct dp_packet_afxdp *xpacket = afxdp_xpacket_of_frame(umem, frame);
-        struct dp_packet *pkt = &xpacket->packet;
+        struct dp_packet_afxdp *xpacket;
 
+        xpacket = afxdp_xpacket_of_frame(umem, umem->area
+                                               + (d->addr & ~AFXDP_FRAME_MASK));
         xpacket->mpool = &xsk->rx_pool;
-        dp_packet_use_afxdp(pkt, data, AFXDP_FRAME_SIZE, data - frame);
-        dp_packet_set_size(pkt, d->len);
-        dp_packet_batch_add(batch, pkt);
+        afxdp_rx_packet_init(&xpacket->packet, d->addr & AFXDP_FRAME_MASK,
+                             d->len);
+        dp_packet_batch_add(batch, &xpacket->packet);
     }
     xsk_ring_cons__release(&xsk->rx, rcvd);
 
@@ -1635,6 +1723,30 @@ free_afxdp_buf(struct dp_packet *p)
 
 /* Sending. */
 
+/* dp_packet_delete_batch(), with the frames of AF_XDP packets given back
+ * inline rather than through a call of free_afxdp_buf() per packet: after a
+ * copy, all the packets of a batch from an afxdp port are. */
+static void
+afxdp_delete_batch(struct dp_packet_batch *batch)
+{
+    struct dp_packet *pkt;
+
+    DP_PACKET_BATCH_FOR_EACH (i, pkt, batch) {
+        if (OVS_LIKELY(pkt->source == DPBUF_AFXDP)) {
+            struct dp_packet_afxdp *xpacket;
+
+            xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
+            if (xpacket->mpool) {
+                umem_pool_push(xpacket->mpool, dp_packet_base(pkt));
+                xpacket->mpool = NULL;
+            }
+        } else {
+            dp_packet_delete(pkt);
+        }
+    }
+    dp_packet_batch_init(batch);
+}
+
 /* Returns a completed TX frame to where it belongs.  Frames from this
  * queue's TX slice go to its TX pool, which we own since we hold the TX
  * lock; frames of a zero-copy forward go back to the RX pool they came
@@ -1657,9 +1769,11 @@ afxdp_return_frame(struct xsk_socket_info *xsk, char *frame)
         void *frames[1] = { frame };
 
         umem_pool_give_back(&owner->rx_pool, frames, 1);
+    } else {
+        /* The owner left; the UMEM is retired and goes with its last
+         * user, frames and all. */
+        COVERAGE_INC(afxdp_tx_orphan);
     }
-    /* Else the owner left; the UMEM is retired and goes with its last
-     * user, frames and all. */
 }
 
 static void
@@ -1731,7 +1845,6 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
             d->len = size;
             d->options = 0;
             xpacket->mpool = NULL;  /* The ring owns the frame now. */
-            COVERAGE_INC(afxdp_tx_zero_copy);
             *zc = true;
             return 1;
         }
@@ -1774,9 +1887,70 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
         data += len;
         size -= len;
     }
-    COVERAGE_INC(afxdp_tx_copy);
     *zc = false;
     return n_frames;
+}
+
+/* Posts 'pkts[0]' to 'pkts[n - 1]' in the TX ring of 'xsk', each in one
+ * descriptor, for as long as they fit in a frame and there are ring slots and
+ * TX frames for them, with one ring reservation and one submission for all.
+ * Returns the number of packets posted, adding the zero-copy forwards and
+ * the copies to '*n_zc' and '*n_copies'. */
+static size_t
+afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
+               size_t n, uint64_t *n_zc, uint64_t *n_copies)
+{
+    struct afxdp_umem *umem = xsk->umem;
+    struct umem_pool *pool = &xsk->tx_pool;
+    uint32_t idx;
+    size_t i;
+
+    n = MIN(n, xsk_prod_nb_free(&xsk->tx, n));
+    if (!n || !xsk_ring_prod__reserve(&xsk->tx, n, &idx)) {
+        return 0;
+    }
+
+    for (i = 0; i < n; i++) {
+        struct dp_packet *pkt = pkts[i];
+        struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx + i);
+        uint32_t size = dp_packet_size(pkt);
+
+        if (pkt->source == DPBUF_AFXDP) {
+            struct dp_packet_afxdp *xpacket;
+
+            xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
+            if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
+                /* Same UMEM: post the frame itself. */
+                d->addr = (char *) dp_packet_data(pkt) - umem->area;
+                d->len = size;
+                d->options = 0;
+                xpacket->mpool = NULL;  /* The ring owns the frame now. */
+                ++*n_zc;
+                continue;
+            }
+        }
+
+        if (OVS_UNLIKELY(size - 1 >= AFXDP_FRAME_SIZE || !pool->n)) {
+            /* Empty, or larger than a frame, or no frame left. */
+            break;
+        }
+
+        char *frame = pool->frames[--pool->n];
+
+        memcpy(frame, dp_packet_data(pkt), size);
+        d->addr = frame - umem->area;
+        d->len = size;
+        d->options = 0;
+        ++*n_copies;
+    }
+
+    /* Hand back the slots reserved for packets after the one that stopped
+     * the burst: libxdp has no call for this, and 'cached_prod' is only
+     * ours until the submission publishes it. */
+    xsk->tx.cached_prod -= n - i;
+    xsk_ring_prod__submit(&xsk->tx, i);
+    xsk->outstanding_tx += i;
+    return i;
 }
 
 int
@@ -1788,7 +1962,6 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     struct xsk_socket_info *xsk;
     uint64_t n_zc = 0, n_copies = 0, n_dropped = 0;
     struct dp_packet *pkt;
-    uint32_t n_descs = 0;
 
     if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
         dp_packet_delete_batch(batch, true);
@@ -1805,15 +1978,23 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
      * there for this batch. */
     afxdp_complete_tx(xsk);
 
-    DP_PACKET_BATCH_FOR_EACH (i, pkt, batch) {
-        bool zc = false;
-        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
+    size_t n_pkts = dp_packet_batch_size(batch);
 
+    for (size_t i = 0; i < n_pkts; ) {
+        i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
+                            &n_zc, &n_copies);
+        if (i == n_pkts) {
+            break;
+        }
+
+        /* The burst stopped at a packet that needs several frames, or for
+         * want of a ring slot or a TX frame: that packet goes alone, after
+         * a kick and a reap if it has to. */
+        bool zc = false;
+
+        pkt = batch->packets[i++];
+        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
         if (OVS_UNLIKELY(!n)) {
-            /* Out of frames or ring slots: kick, reap and retry once. */
-            xsk_ring_prod__submit(&xsk->tx, n_descs);
-            xsk->outstanding_tx += n_descs;
-            n_descs = 0;
             afxdp_kick_tx(xsk);
             afxdp_complete_tx(xsk);
             n = afxdp_tx_one(xsk, pkt, &zc);
@@ -1822,22 +2003,22 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
             n_dropped++;
             continue;
         }
-        n_descs += n;
+        xsk_ring_prod__submit(&xsk->tx, n);
+        xsk->outstanding_tx += n;
         if (zc) {
             n_zc++;
         } else {
             n_copies++;
         }
     }
-
-    xsk_ring_prod__submit(&xsk->tx, n_descs);
-    xsk->outstanding_tx += n_descs;
     afxdp_kick_tx(xsk);
 
     if (n_zc) {
+        COVERAGE_ADD(afxdp_tx_zero_copy, n_zc);
         atomic_add_relaxed(&xsk->tx_zero_copy, n_zc, &n_zc);
     }
     if (n_copies) {
+        COVERAGE_ADD(afxdp_tx_copy, n_copies);
         atomic_add_relaxed(&xsk->tx_copies, n_copies, &n_copies);
     }
     if (OVS_UNLIKELY(n_dropped)) {
@@ -1849,7 +2030,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
         ovs_spin_unlock(&dev->tx_locks[qid].lock);
     }
 
-    dp_packet_delete_batch(batch, true);
+    afxdp_delete_batch(batch);
     return 0;
 }
 
@@ -1898,64 +2079,306 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     return error;
 }
 
+/* Per-queue counters: the kernel's (XDP_STATISTICS) and ours.  Each says
+ * whether it counts packets or frames lost, so that netdev-afxdp/show can
+ * list every way one can be lost. */
+#define AFXDP_QUEUE_COUNTERS(C)                                             \
+    /*  ENUM             custom stats name            lost? */              \
+    C(XS_RX_DROPPED,     "rx_dropped",                true)                 \
+    C(XS_RX_INVALID,     "rx_invalid_descs",          true)                 \
+    C(XS_TX_INVALID,     "tx_invalid_descs",          true)                 \
+    C(XS_RX_RING_FULL,   "rx_ring_full",              true)                 \
+    C(XS_FILL_EMPTY,     "rx_fill_ring_empty_descs",  false)                \
+    C(XS_TX_RING_EMPTY,  "tx_ring_empty_descs",       false)                \
+    C(OVS_RX_MULTIBUF,   "rx_multi_buffer_packets",   false)                \
+    C(OVS_RX_BAD,        "rx_bad_descs",              true)                 \
+    C(OVS_TX_ZC,         "tx_zero_copy_forwards",     false)                \
+    C(OVS_TX_COPY,       "tx_copies",                 false)                \
+    C(OVS_TX_DROP,       "tx_dropped",                true)
+
+enum afxdp_queue_counter {
+#define AFXDP_COUNTER_ENUM(ENUM, NAME, LOST) AFXDP_##ENUM,
+    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_ENUM)
+#undef AFXDP_COUNTER_ENUM
+    AFXDP_N_COUNTERS
+};
+
+static const struct {
+    const char *name;
+    bool lost;
+} afxdp_counters[AFXDP_N_COUNTERS] = {
+#define AFXDP_COUNTER_INFO(ENUM, NAME, LOST) { NAME, LOST },
+    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_INFO)
+#undef AFXDP_COUNTER_INFO
+};
+
+/* Reads the counters of 'xsk' into 'values'. */
+static void
+afxdp_read_counters(struct xsk_socket_info *xsk,
+                    uint64_t values[AFXDP_N_COUNTERS])
+{
+    struct xdp_statistics xs;
+    socklen_t len = sizeof xs;
+
+    memset(values, 0, AFXDP_N_COUNTERS * sizeof *values);
+    if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP, XDP_STATISTICS,
+                    &xs, &len)) {
+        values[AFXDP_XS_RX_DROPPED] = xs.rx_dropped;
+        values[AFXDP_XS_RX_INVALID] = xs.rx_invalid_descs;
+        values[AFXDP_XS_TX_INVALID] = xs.tx_invalid_descs;
+        /* Older kernels return only the first three. */
+        if (len >= sizeof xs) {
+            values[AFXDP_XS_RX_RING_FULL] = xs.rx_ring_full;
+            values[AFXDP_XS_FILL_EMPTY] = xs.rx_fill_ring_empty_descs;
+            values[AFXDP_XS_TX_RING_EMPTY] = xs.tx_ring_empty_descs;
+        }
+    }
+    values[AFXDP_OVS_RX_MULTIBUF] = afxdp_read_counter(&xsk->rx_multibuf);
+    values[AFXDP_OVS_RX_BAD] = afxdp_read_counter(&xsk->rx_bad_desc);
+    values[AFXDP_OVS_TX_ZC] = afxdp_read_counter(&xsk->tx_zero_copy);
+    values[AFXDP_OVS_TX_COPY] = afxdp_read_counter(&xsk->tx_copies);
+    values[AFXDP_OVS_TX_DROP] = afxdp_read_counter(&xsk->tx_dropped);
+}
+
 int
 netdev_afxdp_get_custom_stats(const struct netdev *netdev,
                               struct netdev_custom_stats *custom_stats)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
 
-    enum {
-        XS_RX_DROPPED, XS_RX_INVALID, XS_TX_INVALID, XS_RX_RING_FULL,
-        XS_FILL_EMPTY, XS_TX_RING_EMPTY,
-        OVS_RX_MULTIBUF, OVS_RX_BAD, OVS_TX_ZC, OVS_TX_COPY, OVS_TX_DROP,
-        N_COUNTERS
-    };
-    static const char *const names[N_COUNTERS] = {
-        "rx_dropped", "rx_invalid_descs", "tx_invalid_descs",
-        "rx_ring_full", "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
-        "rx_multi_buffer_packets", "rx_bad_descs", "tx_zero_copy_forwards",
-        "tx_copies", "tx_dropped",
-    };
-
     ovs_mutex_lock(&dev->mutex);
     int n_rxq = dev->xsks ? netdev->n_rxq : 0;
 
     custom_stats->size = 0;
-    custom_stats->counters = xcalloc(n_rxq * N_COUNTERS,
+    custom_stats->counters = xcalloc(n_rxq * AFXDP_N_COUNTERS,
                                      sizeof *custom_stats->counters);
     for (int q = 0; q < n_rxq; q++) {
-        struct xsk_socket_info *xsk = dev->xsks[q];
-        uint64_t values[N_COUNTERS] = { 0 };
-        struct xdp_statistics xs;
-        socklen_t len = sizeof xs;
+        uint64_t values[AFXDP_N_COUNTERS];
 
-        if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP, XDP_STATISTICS,
-                        &xs, &len)) {
-            values[XS_RX_DROPPED] = xs.rx_dropped;
-            values[XS_RX_INVALID] = xs.rx_invalid_descs;
-            values[XS_TX_INVALID] = xs.tx_invalid_descs;
-            /* Older kernels return only the first three. */
-            if (len >= sizeof xs) {
-                values[XS_RX_RING_FULL] = xs.rx_ring_full;
-                values[XS_FILL_EMPTY] = xs.rx_fill_ring_empty_descs;
-                values[XS_TX_RING_EMPTY] = xs.tx_ring_empty_descs;
-            }
-        }
-        values[OVS_RX_MULTIBUF] = afxdp_read_counter(&xsk->rx_multibuf);
-        values[OVS_RX_BAD] = afxdp_read_counter(&xsk->rx_bad_desc);
-        values[OVS_TX_ZC] = afxdp_read_counter(&xsk->tx_zero_copy);
-        values[OVS_TX_COPY] = afxdp_read_counter(&xsk->tx_copies);
-        values[OVS_TX_DROP] = afxdp_read_counter(&xsk->tx_dropped);
-
-        for (int c = 0; c < N_COUNTERS; c++) {
+        afxdp_read_counters(dev->xsks[q], values);
+        for (int c = 0; c < AFXDP_N_COUNTERS; c++) {
             struct netdev_custom_counter *counter
                 = &custom_stats->counters[custom_stats->size++];
 
             snprintf(counter->name, sizeof counter->name, "xsk_queue_%d_%s",
-                     q, names[c]);
+                     q, afxdp_counters[c].name);
             counter->value = values[c];
         }
     }
     ovs_mutex_unlock(&dev->mutex);
     return 0;
+}
+
+/* Frame accounting ("ovs-appctl netdev-afxdp/show").
+ *
+ * Every frame of a queue's slice of a UMEM is in exactly one of the places
+ * below, or in the kernel between two of them (a frame being copied into, a
+ * socket buffer being transmitted), so that when the port is idle the
+ * places add up to the slice's size.  A frame that is nowhere is leaked, one
+ * counted twice is a bug too: the difference is shown as "unaccounted".
+ * With a shared UMEM, a frame of one queue's slice may sit in another
+ * queue's TX or completion ring; ring entries are counted for the slice
+ * their address falls in, so that the accounting still balances per queue.
+ *
+ * The numbers are read while the datapath runs, without stopping it, so
+ * under traffic they are a blurred snapshot; they are exact at rest. */
+/* A read of a variable that another thread writes, which the compiler must
+ * not tear, repeat or elide. */
+#define AFXDP_READ_ONCE(X) (*(const volatile __typeof__(X) *) &(X))
+
+#define AFXDP_FRAME_PLACES(P)                                               \
+    P(RX_POOL,  "rx pool")          /* Free, for the fill ring. */          \
+    P(RETURNED, "returned")         /* Free, given back by another queue. */\
+    P(TX_POOL,  "tx pool")          /* Free, for copies to transmit. */     \
+    P(FILL,     "fill ring")        /* Given to the kernel to receive in. */\
+    P(RX,       "rx ring")          /* Received, not polled yet. */         \
+    P(TX,       "tx ring")          /* To transmit (any queue's ring). */   \
+    P(COMP,     "completion ring")  /* Transmitted, not reaped yet. */      \
+    P(PACKETS,  "packets")          /* Held by packets in the datapath. */
+
+enum afxdp_frame_place {
+#define AFXDP_PLACE_ENUM(ENUM, NAME) AFXDP_IN_##ENUM,
+    AFXDP_FRAME_PLACES(AFXDP_PLACE_ENUM)
+#undef AFXDP_PLACE_ENUM
+    AFXDP_N_PLACES
+};
+
+static const char *const afxdp_place_names[AFXDP_N_PLACES] = {
+#define AFXDP_PLACE_NAME(ENUM, NAME) NAME,
+    AFXDP_FRAME_PLACES(AFXDP_PLACE_NAME)
+#undef AFXDP_PLACE_NAME
+};
+
+/* Counts the frames in one ring of a socket on 'umem' into 'census', the
+ * per-slice counts, under 'place'.  'descs' is true for RX and TX rings,
+ * whose entries are descriptors, false for fill and completion rings, whose
+ * entries are addresses. */
+static void
+afxdp_census_ring(const struct afxdp_umem *umem,
+                  unsigned int (*census)[AFXDP_N_PLACES],
+                  enum afxdp_frame_place place, const void *ring,
+                  uint32_t mask, const uint32_t *producer,
+                  const uint32_t *consumer, bool descs)
+{
+    size_t slice_size = (size_t) umem->slice_frames * AFXDP_FRAME_SIZE;
+    uint32_t prod = __atomic_load_n(producer, __ATOMIC_ACQUIRE);
+    uint32_t cons = __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+
+    for (uint32_t i = cons; i != prod && i - cons <= mask; i++) {
+        uint64_t addr = (descs
+                         ? ((const struct xdp_desc *) ring)[i & mask].addr
+                         : ((const uint64_t *) ring)[i & mask]);
+        size_t slot = addr / slice_size;
+
+        if (slot < umem->n_slots) {
+            census[slot][place]++;
+        }
+    }
+}
+
+/* Counts where the frames of every slice of 'umem' are. */
+static void
+afxdp_census_umem(const struct afxdp_umem *umem,
+                  unsigned int (*census)[AFXDP_N_PLACES])
+    OVS_REQUIRES(afxdp_mutex)
+{
+    memset(census, 0, umem->n_slots * sizeof *census);
+    for (unsigned int s = 0; s < umem->n_slots; s++) {
+        struct xsk_socket_info *xsk = umem->slots[s];
+
+        if (!xsk) {
+            continue;
+        }
+
+        /* The pools: owned by the datapath threads, read in passing. */
+        unsigned int returned;
+
+        atomic_read_relaxed(&xsk->rx_pool.n_returned, &returned);
+        census[s][AFXDP_IN_RX_POOL] = AFXDP_READ_ONCE(xsk->rx_pool.n);
+        census[s][AFXDP_IN_RETURNED] = returned;
+        census[s][AFXDP_IN_TX_POOL] = AFXDP_READ_ONCE(xsk->tx_pool.n);
+
+        /* The rings, as the kernel and we published them. */
+        afxdp_census_ring(umem, census, AFXDP_IN_FILL, xsk->fill.ring,
+                          xsk->fill.mask, xsk->fill.producer,
+                          xsk->fill.consumer, false);
+        afxdp_census_ring(umem, census, AFXDP_IN_RX, xsk->rx.ring,
+                          xsk->rx.mask, xsk->rx.producer, xsk->rx.consumer,
+                          true);
+        afxdp_census_ring(umem, census, AFXDP_IN_TX, xsk->tx.ring,
+                          xsk->tx.mask, xsk->tx.producer, xsk->tx.consumer,
+                          true);
+        afxdp_census_ring(umem, census, AFXDP_IN_COMP, xsk->comp.ring,
+                          xsk->comp.mask, xsk->comp.producer,
+                          xsk->comp.consumer, false);
+
+        /* The packets: a packet owns its frame while 'mpool' is set. */
+        const struct afxdp_xpacket *xp = &umem->xpackets[(size_t) s
+                                                          * umem->slice_frames];
+        for (unsigned int f = 0; f < umem->slice_frames; f++) {
+            if (AFXDP_READ_ONCE(xp[f].xp.mpool)) {
+                census[s][AFXDP_IN_PACKETS]++;
+            }
+        }
+    }
+}
+
+static void
+afxdp_show_umem(struct ds *ds, const struct afxdp_umem *umem)
+    OVS_REQUIRES(afxdp_mutex)
+{
+    unsigned int (*census)[AFXDP_N_PLACES] = xcalloc(umem->n_slots,
+                                                     sizeof *census);
+
+    afxdp_census_umem(umem, census);
+    if (umem->n_slots > 1) {
+        ds_put_format(ds, "umem-group %s: %u queues of %u slots, "
+                      "%u frames each%s\n",
+                      umem->group ? umem->group : "(none)", umem->n_users,
+                      umem->n_slots, umem->slice_frames,
+                      umem->group ? "" : ", retired: members are moving to "
+                      "a new UMEM, frames in the rings of a member that "
+                      "left are lost");
+    }
+    for (unsigned int s = 0; s < umem->n_slots; s++) {
+        struct xsk_socket_info *xsk = umem->slots[s];
+
+        if (!xsk) {
+            continue;
+        }
+
+        long long int accounted = 0;
+
+        ds_put_format(ds, "%s queue %d: %u frames%s\n",
+                      netdev_get_name(xsk->netdev), xsk->qid,
+                      umem->slice_frames,
+                      umem->n_slots > 1 ? "" : ", private UMEM");
+        ds_put_cstr(ds, "  frames:");
+        for (int p = 0; p < AFXDP_N_PLACES; p++) {
+            ds_put_format(ds, "%s %s %u", p ? "," : "",
+                          afxdp_place_names[p], census[s][p]);
+            accounted += census[s][p];
+        }
+        ds_put_format(ds, "\n  unaccounted: %lld\n",
+                      (long long int) umem->slice_frames - accounted);
+
+        uint64_t values[AFXDP_N_COUNTERS];
+
+        afxdp_read_counters(xsk, values);
+        for (int pass = 0; pass < 2; pass++) {
+            bool lost = !pass;
+
+            ds_put_cstr(ds, lost ? "  lost:" : "  other:");
+            for (int c = 0, n = 0; c < AFXDP_N_COUNTERS; c++) {
+                if (afxdp_counters[c].lost == lost) {
+                    ds_put_format(ds, "%s %s %"PRIu64, n++ ? "," : "",
+                                  afxdp_counters[c].name, values[c]);
+                }
+            }
+            ds_put_char(ds, '\n');
+        }
+    }
+    free(census);
+}
+
+static void
+afxdp_unixctl_show(struct unixctl_conn *conn, int argc, const char *argv[],
+                   void *aux OVS_UNUSED)
+{
+    const char *name = argc > 1 ? argv[1] : NULL;
+    struct hmapx shown = HMAPX_INITIALIZER(&shown);
+    struct ds ds = DS_EMPTY_INITIALIZER;
+    struct afxdp_dev *ad;
+    bool found = false;
+
+    ovs_mutex_lock(&afxdp_mutex);
+    HMAP_FOR_EACH (ad, node, &afxdp_devs) {
+        struct netdev_linux *dev = netdev_linux_cast(ad->netdev);
+
+        if (name && strcmp(name, netdev_get_name(ad->netdev))) {
+            continue;
+        }
+        found = true;
+        if (!dev->xsks) {
+            ds_put_format(&ds, "%s: no AF_XDP sockets\n",
+                          netdev_get_name(ad->netdev));
+            continue;
+        }
+        for (int i = 0; i < ad->n_bound; i++) {
+            struct afxdp_umem *umem = dev->xsks[i]->umem;
+
+            if (hmapx_add(&shown, umem)) {
+                afxdp_show_umem(&ds, umem);
+            }
+        }
+    }
+    ovs_mutex_unlock(&afxdp_mutex);
+    hmapx_destroy(&shown);
+
+    if (name && !found) {
+        unixctl_command_reply_error(conn, "no such afxdp port");
+    } else {
+        unixctl_command_reply(conn, ds_cstr(&ds));
+    }
+    ds_destroy(&ds);
 }
