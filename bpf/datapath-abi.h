@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 5
+#define OVS_BPF_ABI_VERSION 6
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -235,7 +235,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(CLONE, clone)                    /* u.nested */          \
     OVS_BPF_ACTION(SAMPLE, sample)                  /* u.nested */          \
     OVS_BPF_ACTION(SET_PRIORITY, set_priority)      /* u.meta, masked */    \
-    OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */
+    OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */    \
+    OVS_BPF_ACTION(CHECK_PKT_LEN, check_pkt_len)    /* u.check_pkt_len */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -328,6 +329,16 @@ struct ovs_bpf_act_meta {
     __u32 value, mask;
 };
 
+/* OVS_BPF_ACTION_CHECK_PKT_LEN: the next 'n_gt' slots are the actions if
+ * the packet is longer than 'pkt_len' bytes, followed by an
+ * OVS_BPF_ACTION_END slot that ends them, followed by the actions if it is
+ * not, up to the end of the flow's actions (the translator puts nothing
+ * after a check_pkt_len). */
+struct ovs_bpf_act_check_pkt_len {
+    __u32 pkt_len;
+    __u32 n_gt;
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -346,6 +357,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_trunc trunc;
         struct ovs_bpf_act_nested nested;
         struct ovs_bpf_act_meta meta;
+        struct ovs_bpf_act_check_pkt_len check_pkt_len;
         __u8 raw[56];
     } u;
 };

@@ -48,6 +48,7 @@
 #include "bpf/actions-vlan.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
+#include "bpf/actions-pktlen.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -229,6 +230,13 @@ int
 ovs_bpf_act_set_mark(struct __sk_buff *skb)
 {
     return ovs_bpf_act_set_meta(skb, true);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_check_pkt_len(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_check_pkt_len__(skb);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

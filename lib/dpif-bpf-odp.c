@@ -766,6 +766,51 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     return 0;
 }
 
+/* Translates check_pkt_len(size=N, gt(A), le(B)): the CHECK_PKT_LEN slot,
+ * A, an END slot that ends A, then B (see bpf/actions-pktlen.h).  B ends
+ * with the flow's actions, so a check_pkt_len followed by anything
+ * ('later') runs in ovs-vswitchd; ofproto never emits one. */
+static int
+xlate_check_pkt_len(struct act_xlate *x, const struct nlattr *a, bool later,
+                    bool *modifies)
+{
+    static const struct nl_policy policy[] = {
+        [OVS_CHECK_PKT_LEN_ATTR_PKT_LEN] = { .type = NL_A_U16 },
+        [OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_GREATER] = { .type = NL_A_NESTED },
+        [OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_LESS_EQUAL] = {
+            .type = NL_A_NESTED },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    const struct nlattr *gt, *le;
+    struct ovs_bpf_action *slot;
+    uint32_t idx = x->n;
+    int error;
+
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))) {
+        return EINVAL;
+    }
+    gt = attrs[OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_GREATER];
+    le = attrs[OVS_CHECK_PKT_LEN_ATTR_ACTIONS_IF_LESS_EQUAL];
+    if (later) {
+        x->userspace_only = true;
+    }
+
+    slot = new_slot(x, OVS_BPF_ACTION_CHECK_PKT_LEN);
+    slot->u.check_pkt_len.pkt_len
+        = nl_attr_get_u16(attrs[OVS_CHECK_PKT_LEN_ATTR_PKT_LEN]);
+    error = xlate_actions(x, nl_attr_get(gt), nl_attr_get_size(gt), later,
+                          modifies);
+    if (error) {
+        return error;
+    }
+    if (idx < OVS_BPF_MAX_ACTIONS) {
+        x->slots[idx].u.check_pkt_len.n_gt = x->n - idx - 1;
+    }
+    new_slot(x, OVS_BPF_ACTION_END);
+    return xlate_actions(x, nl_attr_get(le), nl_attr_get_size(le), later,
+                         modifies);
+}
+
 static int
 xlate_userspace(struct act_xlate *x, const struct nlattr *a)
 {
@@ -968,6 +1013,10 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             break;
         }
 
+        case OVS_ACTION_ATTR_CHECK_PKT_LEN:
+            error = xlate_check_pkt_len(x, a, later, modifies);
+            break;
+
         case OVS_ACTION_ATTR_DROP:
             /* An explicit drop ends its list: no slot needed. */
             if (!last) {
@@ -985,7 +1034,6 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
         case OVS_ACTION_ATTR_METER:
-        case OVS_ACTION_ATTR_CHECK_PKT_LEN:
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
         case OVS_ACTION_ATTR_LB_OUTPUT:
@@ -1263,6 +1311,11 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_SET_MARK:
             ds_put_format(s, "(%#"PRIx32"/%#"PRIx32")",
                           a->u.meta.value, a->u.meta.mask);
+            break;
+        case OVS_BPF_ACTION_CHECK_PKT_LEN:
+            ds_put_format(s, "(size=%"PRIu32",n_gt=%"PRIu32")",
+                          a->u.check_pkt_len.pkt_len,
+                          a->u.check_pkt_len.n_gt);
             break;
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:

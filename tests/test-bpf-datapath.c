@@ -2013,6 +2013,62 @@ test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
+static void
+test_check_pkt_len(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_action acts[6];
+    struct ofpbuf pkt;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_TCP);
+    fix_checksums(&pkt);
+
+    /* check_pkt_len(size=N, gt(mark 1, output), le(mark 2, output)): the
+     * length is the whole frame, Ethernet header included; equal is le. */
+    acts[0] = ACT(CHECK_PKT_LEN, .u.check_pkt_len.n_gt = 2);
+    acts[1] = ACT(SET_MARK, .u.meta.value = 1, .u.meta.mask = 0xff);
+    acts[2] = OUTPUT(LO_PORT1);
+    acts[3] = ACT(END);
+    acts[4] = ACT(SET_MARK, .u.meta.value = 2, .u.meta.mask = 0xff);
+    acts[5] = OUTPUT(LO_PORT1);
+    for (int delta = -1; delta <= 1; delta++) {
+        uint32_t expected = delta < 0 ? 1 : 2;
+
+        acts[0].u.check_pkt_len.pkt_len = pkt.size + delta;
+        flow_for(&pkt, acts, 6);
+        run_ingress(&pkt, &r);
+        CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == expected,
+              "check_pkt_len size=len%+d: retval %u mark %u, expected %u",
+              delta, r.retval, r.ctx_out.mark, expected);
+    }
+
+    /* An empty greater list drops the packet; an empty less-or-equal list
+     * too. */
+    acts[0].u.check_pkt_len.n_gt = 0;
+    acts[0].u.check_pkt_len.pkt_len = pkt.size - 1;
+    acts[1] = ACT(END);
+    acts[2] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 3);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "check_pkt_len empty gt: retval %u",
+          r.retval);
+    acts[0].u.check_pkt_len.pkt_len = pkt.size;
+    flow_for(&pkt, acts, 3);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT, "check_pkt_len le: retval %u",
+          r.retval);
+    acts[0].u.check_pkt_len.n_gt = 1;
+    acts[1] = OUTPUT(LO_PORT1);
+    acts[2] = ACT(END);
+    flow_for(&pkt, acts, 3);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "check_pkt_len empty le: retval %u",
+          r.retval);
+
+    ofpbuf_uninit(&pkt);
+}
+
 /* Builds the downcall frame that ovs-vswitchd writes for 'pkt' with the
  * 'n' actions 'acts' and the trailer 'dc'. */
 static void
@@ -2522,6 +2578,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"vlan", "[object]", 0, 1, test_vlan, OVS_RO},
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
+    {"check-pkt-len", "[object]", 0, 1, test_check_pkt_len, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
