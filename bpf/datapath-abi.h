@@ -45,6 +45,7 @@
 #define OVS_BPF_SECRET_LEN 16       /* Downcall authentication secret. */
 #define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
 #define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
+#define OVS_BPF_MAX_MPLS_LABELS 3   /* == FLOW_MAX_MPLS_LABELS. */
 
 /* Names of the maps and programs in the object (the loader knows them as
  * the fields of the object's skeleton; bpftool and the tests by these
@@ -98,6 +99,13 @@
  *     order, in the low byte as OVS does).  Neighbour discovery: 'nd_target',
  *     and 'arp_sha'/'arp_tha' hold the source/target link-layer addresses.
  *   - 'nw_frag' holds FLOW_NW_FRAG_ANY (1) and FLOW_NW_FRAG_LATER (2).
+ *   - MPLS (ethertype 0x8847 or 0x8848): 'mpls_lse' holds the first
+ *     OVS_BPF_MAX_MPLS_LABELS label stack entries (outermost first, zero
+ *     where the stack is shorter), as 'mpls_lse' of struct flow.  As in
+ *     flow_extract(), nothing after the labels is parsed, so every network
+ *     and transport field of an MPLS packet is zero: 'mpls_lse' shares its
+ *     bytes with 'ipv6_src', which only IPv6 packets use.  (A mask never
+ *     covers both: OVS matches the IPv6 fields only with eth_type IPv6.)
  *   - IPv6: 'nw_tos' is the traffic class, 'nw_ttl' the hop limit and
  *     'nw_proto' the upper-layer protocol after the extension headers.
  *
@@ -126,7 +134,10 @@ struct ovs_bpf_flow_key {
     /* Network layer. */
     __be32 ipv4_src;            /* Also ARP SPA. */
     __be32 ipv4_dst;            /* Also ARP TPA. */
-    __u8 ipv6_src[16];
+    union {
+        __u8 ipv6_src[16];
+        __be32 mpls_lse[4];     /* OVS_BPF_MAX_MPLS_LABELS used, one zero. */
+    };
     __u8 ipv6_dst[16];
     __be32 ipv6_label;
     __u8 nw_proto;

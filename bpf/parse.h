@@ -42,6 +42,7 @@
 #define OVS_BPF_ETH_TYPE_MIN 0x600      /* Below: an 802.3 length. */
 #define OVS_BPF_DL_TYPE_NONE 0x5ff      /* OVS's FLOW_DL_TYPE_NONE. */
 #define OVS_BPF_ETH_P_RARP 0x8035
+#define OVS_BPF_MPLS_BOS 0x100          /* Bottom-of-stack bit of an LSE. */
 #define OVS_BPF_FRAG_ANY 1              /* FLOW_NW_FRAG_ANY. */
 #define OVS_BPF_FRAG_LATER 2            /* FLOW_NW_FRAG_LATER. */
 
@@ -620,6 +621,30 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
         key->nw_ttl = hdr[7];
         key->nw_proto = nw_proto;
         key->nw_frag = nw_frag;
+    } else if (eth_type == bpf_htons(ETH_P_MPLS_UC)
+               || eth_type == bpf_htons(ETH_P_MPLS_MC)) {
+        /* OVS's parse_mpls(): the first OVS_BPF_MAX_MPLS_LABELS complete
+         * label stack entries, up to the one with the bottom of stack bit;
+         * nothing after the labels.  (A bounded loop: clang does not
+         * unroll it, the verifier follows its 3 iterations.) */
+        for (i = 0; i < OVS_BPF_MAX_MPLS_LABELS; i++) {
+            __be32 *lse;
+
+            if (size < 4) {
+                break;
+            }
+            lse = ovs_bpf_pkt_ptr(&p, off, 4);
+            if (!lse) {
+                break;
+            }
+            key->mpls_lse[i] = *lse;
+            if (*lse & bpf_htonl(OVS_BPF_MPLS_BOS)) {
+                break;
+            }
+            off += 4;
+            size -= 4;
+        }
+        goto out;
     } else {
         if (eth_type == bpf_htons(ETH_P_ARP)
             || eth_type == bpf_htons(OVS_BPF_ETH_P_RARP)) {

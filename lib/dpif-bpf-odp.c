@@ -58,16 +58,21 @@ dpif_bpf_odp_support(struct odp_support *support)
 {
     memset(support, 0, sizeof *support);
     support->max_vlan_headers = 2;
-    support->max_mpls_depth = 0;
+    support->max_mpls_depth = OVS_BPF_MAX_MPLS_LABELS;
     support->recirc = true;
     /* No conntrack, no conntrack original tuple, no ND extensions: the BPF
      * key has no field for them. */
 }
 
+BUILD_ASSERT_DECL(OVS_BPF_MAX_MPLS_LABELS == FLOW_MAX_MPLS_LABELS);
+
 /* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
- * for keys and, with 'f' a mask, for masks. */
+ * for keys and, with 'f' a mask, for masks.  'mpls' says whether the key is
+ * that of an MPLS packet: its 'mpls_lse' then takes the bytes of
+ * 'ipv6_src'. */
 static void
-flow_fields_to_bpf(const struct flow *f, struct ovs_bpf_flow_key *k)
+flow_fields_to_bpf(const struct flow *f, bool mpls,
+                   struct ovs_bpf_flow_key *k)
 {
     memset(k, 0, sizeof *k);
 
@@ -87,7 +92,13 @@ flow_fields_to_bpf(const struct flow *f, struct ovs_bpf_flow_key *k)
 
     k->ipv4_src = f->nw_src;
     k->ipv4_dst = f->nw_dst;
-    memcpy(k->ipv6_src, &f->ipv6_src, 16);
+    if (mpls) {
+        for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
+            k->mpls_lse[i] = f->mpls_lse[i];
+        }
+    } else {
+        memcpy(k->ipv6_src, &f->ipv6_src, 16);
+    }
     memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
     k->ipv6_label = f->ipv6_label;
     k->nw_proto = f->nw_proto;
@@ -106,7 +117,8 @@ flow_fields_to_bpf(const struct flow *f, struct ovs_bpf_flow_key *k)
 /* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
  * and leaves the others alone. */
 static void
-bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, struct flow *f)
+bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
+                   struct flow *f)
 {
     f->in_port.odp_port = u32_to_odp(k->in_port);
     f->recirc_id = k->recirc_id;
@@ -124,7 +136,13 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, struct flow *f)
 
     f->nw_src = k->ipv4_src;
     f->nw_dst = k->ipv4_dst;
-    memcpy(&f->ipv6_src, k->ipv6_src, 16);
+    if (mpls) {
+        for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
+            f->mpls_lse[i] = k->mpls_lse[i];
+        }
+    } else {
+        memcpy(&f->ipv6_src, k->ipv6_src, 16);
+    }
     memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
     f->ipv6_label = k->ipv6_label;
     f->nw_proto = k->nw_proto;
@@ -143,12 +161,12 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, struct flow *f)
 /* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
  * left of a mask is what the BPF key cannot hold. */
 static void
-clear_bpf_fields(struct flow *m)
+clear_bpf_fields(struct flow *m, bool mpls)
 {
     struct ovs_bpf_flow_key zero;
 
     memset(&zero, 0, sizeof zero);
-    bpf_fields_to_flow(&zero, m);
+    bpf_fields_to_flow(&zero, mpls, m);
 }
 
 /* Returns true if 'a & b' is zero over 'n' bytes. */
@@ -210,7 +228,8 @@ check_unsupported(const struct flow *flow, struct flow *m)
     /* Checked by the caller. */
     m->packet_type = 0;
 
-    /* MPLS labels, NSH, IGMP group / ND reserved, OpenFlow metadata...:
+    /* NSH, IGMP group / ND reserved, OpenFlow metadata, MPLS labels of a
+     * flow that is not MPLS...:
      * the BPF parser does not look at them, so they must not be matched. */
     return is_all_zeros(m, sizeof *m);
 }
@@ -224,6 +243,10 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
               struct ovs_bpf_flow_key *bmask, const char **reason)
 {
     struct flow m = wc->masks;
+    /* The key of an MPLS packet holds its labels (see struct
+     * ovs_bpf_flow_key); a flow that does not match the ethertype exactly
+     * cannot match them. */
+    bool mpls = eth_type_mpls(flow->dl_type) && m.dl_type == OVS_BE16_MAX;
 
     /* Only Ethernet frames reach the BPF programs (TC on Ethernet ports). */
     if (flow->packet_type != htonl(PT_ETH)) {
@@ -275,19 +298,26 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
         return EINVAL;
     }
 
-    flow_fields_to_bpf(&m, bmask);
+    /* The labels of an MPLS key share their bytes with the IPv6 source
+     * address, which an MPLS flow must not match. */
+    if (mpls && !ipv6_mask_is_any(&m.ipv6_src)) {
+        *reason = "an MPLS flow matches the IPv6 source address";
+        return EINVAL;
+    }
+
+    flow_fields_to_bpf(&m, mpls, bmask);
 
     if (strict) {
         struct flow rest = m;
 
-        clear_bpf_fields(&rest);
+        clear_bpf_fields(&rest, mpls);
         if (!check_unsupported(flow, &rest)) {
             *reason = "a field the BPF flow key cannot hold is matched";
             return EINVAL;
         }
     }
 
-    flow_fields_to_bpf(flow, bkey);
+    flow_fields_to_bpf(flow, mpls, bkey);
     and_bytes(bkey, bmask, sizeof *bkey);
     return 0;
 }
@@ -382,13 +412,16 @@ key_to_flow(const struct ovs_bpf_flow_key *bkey,
             const struct ovs_bpf_flow_key *bmask,
             struct flow *flow, struct flow_wildcards *wc)
 {
+    bool mpls = (eth_type_mpls(bkey->eth_type)
+                 && (!wc || bmask->eth_type == OVS_BE16_MAX));
+
     memset(flow, 0, sizeof *flow);
-    bpf_fields_to_flow(bkey, flow);
+    bpf_fields_to_flow(bkey, mpls, flow);
     flow->packet_type = htonl(PT_ETH);
 
     if (wc) {
         memset(wc, 0, sizeof *wc);
-        bpf_fields_to_flow(bmask, &wc->masks);
+        bpf_fields_to_flow(bmask, mpls, &wc->masks);
         wc->masks.packet_type = OVS_BE32_MAX;
     }
 }
@@ -414,11 +447,12 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
             flow.vlans[i].tci |= htons(VLAN_CFI);
         }
     }
-    if (eth_type_mpls(flow.dl_type)) {
-        /* An MPLS key needs a label stack entry, here a wildcarded one (the
-         * BPF key has no label), with the bottom of stack bit so that it is
-         * the only one. */
-        flow.mpls_lse[0] = htonl(MPLS_BOS_MASK);
+    if (eth_type_mpls(flow.dl_type)
+        && !flow_count_mpls_labels(&flow, NULL)) {
+        /* An MPLS key needs a label stack entry: with all the labels masked
+         * out, one wildcarded entry, with the bottom of stack bit so that it
+         * is the only one. */
+        flow.mpls_lse[0] |= htonl(MPLS_BOS_MASK);
     }
     if (!wc.masks.dl_type) {
         /* An Ethertype below ETH_TYPE_MIN would be encoded as "not
@@ -430,9 +464,6 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
     parms.flow = &flow;
     parms.mask = &wc.masks;
     dpif_bpf_odp_support(&parms.support);
-    /* With a depth of 0 the mask of an MPLS flow would have an empty (and
-     * invalid) MPLS attribute: one wildcarded label is right. */
-    parms.support.max_mpls_depth = 1;
     odp_flow_key_from_flow(&parms, key);
 
     if (mask) {
@@ -513,6 +544,9 @@ struct act_xlate {
     struct ovs_bpf_action *slots;
     uint32_t n;                 /* Slots needed so far (may exceed max). */
     bool userspace_only;        /* Valid, but BPF cannot run it. */
+    bool not_eth;               /* The packet has no Ethernet header here
+                                 * (after pop_eth, or add_mpls without the
+                                 * L3 flag). */
 };
 
 static struct ovs_bpf_action *
@@ -665,6 +699,14 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         return 0;
     }
 
+    case OVS_KEY_ATTR_MPLS:
+        /* One label stack entry, the outermost (as in the kernel). */
+        if (size != sizeof(struct ovs_key_mpls)) {
+            return EINVAL;
+        }
+        x->userspace_only = true;
+        return 0;
+
     case OVS_KEY_ATTR_SCTP:
     case OVS_KEY_ATTR_ARP:
     case OVS_KEY_ATTR_ND:
@@ -688,7 +730,6 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         return 0;
 
     case OVS_KEY_ATTR_TUNNEL:
-    case OVS_KEY_ATTR_MPLS:
     case OVS_KEY_ATTR_NSH:
     case OVS_KEY_ATTR_DP_HASH:
     case OVS_KEY_ATTR_RECIRC_ID:
@@ -725,12 +766,81 @@ action_arg_len(uint16_t type)
     case OVS_ACTION_ATTR_RECIRC: return sizeof(uint32_t);
     case OVS_ACTION_ATTR_HASH: return sizeof(struct ovs_action_hash);
     case OVS_ACTION_ATTR_DROP: return sizeof(uint32_t);
+    case OVS_ACTION_ATTR_PUSH_MPLS: return sizeof(struct ovs_action_push_mpls);
+    case OVS_ACTION_ATTR_POP_MPLS: return sizeof(ovs_be16);
+    case OVS_ACTION_ATTR_ADD_MPLS: return sizeof(struct ovs_action_add_mpls);
+    case OVS_ACTION_ATTR_PUSH_ETH: return sizeof(struct ovs_action_push_eth);
+    case OVS_ACTION_ATTR_POP_ETH: return 0;
     default: return -1;
     }
 }
 
 static int xlate_actions(struct act_xlate *, const struct nlattr *actions,
                          size_t len, bool more_after, bool *modifies);
+
+/* Checks the argument of push_mpls, pop_mpls or add_mpls action 'a' as the
+ * kernel datapath does (its size is checked by the caller), and follows
+ * whether the packet keeps its Ethernet header in 'x'. */
+static int
+check_mpls_action(struct act_xlate *x, const struct nlattr *a)
+{
+    switch (nl_attr_type(a)) {
+    case OVS_ACTION_ATTR_PUSH_MPLS: {
+        const struct ovs_action_push_mpls *mpls = nl_attr_get(a);
+
+        return eth_type_mpls(mpls->mpls_ethertype) ? 0 : EINVAL;
+    }
+
+    case OVS_ACTION_ATTR_POP_MPLS:
+        /* Any ethertype: the one of what follows the labels.  As in
+         * odp-execute's pop_mpls(), popping with "Transparent Ethernet
+         * Bridging" from an MPLS packet without an Ethernet header leaves
+         * the Ethernet frame it carried. */
+        if (nl_attr_get_be16(a) == htons(ETH_TYPE_TEB)) {
+            x->not_eth = false;
+        }
+        return 0;
+
+    case OVS_ACTION_ATTR_ADD_MPLS: {
+        const struct ovs_action_add_mpls *mpls = nl_attr_get(a);
+
+        if (!eth_type_mpls(mpls->mpls_ethertype)) {
+            return EINVAL;
+        }
+        /* Without OVS_MPLS_L3_TUNNEL_FLAG_MASK, add_mpls puts the label in
+         * front of the Ethernet header: the packet is then an MPLS packet
+         * without one (packet_type MPLS), which needs push_eth before it
+         * can leave. */
+        if (!(mpls->tun_flags & OVS_MPLS_L3_TUNNEL_FLAG_MASK)) {
+            x->not_eth = true;
+        }
+        return 0;
+    }
+
+    default:
+        return EINVAL;
+    }
+}
+
+/* Returns true if action 'a' may run on a packet without an Ethernet
+ * header (see struct act_xlate's 'not_eth'). */
+static bool
+action_fits_no_eth(const struct nlattr *a)
+{
+    switch (nl_attr_type(a)) {
+    case OVS_ACTION_ATTR_PUSH_ETH:
+    case OVS_ACTION_ATTR_ADD_MPLS:
+    case OVS_ACTION_ATTR_POP_MPLS:
+        return true;
+
+    case OVS_ACTION_ATTR_SET:
+    case OVS_ACTION_ATTR_SET_MASKED:
+        return nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS;
+
+    default:
+        return false;
+    }
+}
 
 /* Translates clone(A) and sample(A): the CLONE/SAMPLE slot, then A.
  *
@@ -746,6 +856,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     struct ovs_bpf_action *slot;
     uint32_t idx = x->n;
     bool nested_modifies = false;
+    bool not_eth = x->not_eth;
     int error;
 
     slot = new_slot(x, type);
@@ -754,6 +865,8 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     if (error) {
         return error;
     }
+    /* A and what it does to the headers apply to a copy of the packet. */
+    x->not_eth = not_eth;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;
@@ -873,6 +986,14 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         int error = 0;
 
         if (expected >= 0 && expected != nl_attr_get_size(a)) {
+            return EINVAL;
+        }
+
+        /* A packet without an Ethernet header cannot be sent, sent up or
+         * recirculated (the BPF programs see only Ethernet frames), nor
+         * have its other headers rewritten: until push_eth, only its MPLS
+         * labels may be added, popped or changed. */
+        if (x->not_eth && !action_fits_no_eth(a)) {
             return EINVAL;
         }
 
@@ -1027,10 +1148,33 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         case OVS_ACTION_ATTR_PUSH_MPLS:
         case OVS_ACTION_ATTR_POP_MPLS:
         case OVS_ACTION_ATTR_ADD_MPLS:
-        case OVS_ACTION_ATTR_CT:
-        case OVS_ACTION_ATTR_CT_CLEAR:
+            /* The BPF programs cannot change an skb's protocol to or from
+             * MPLS (bpf_skb_adjust_room() and bpf_skb_change_proto() work
+             * on IPv4 and IPv6 skbs only): odp_execute_actions() runs
+             * them, in ovs-vswitchd.  Their arguments are checked as the
+             * kernel datapath does. */
+            error = check_mpls_action(x, a);
+            if (!error) {
+                x->userspace_only = true;
+                *modifies = true;
+            }
+            break;
+
         case OVS_ACTION_ATTR_PUSH_ETH:
         case OVS_ACTION_ATTR_POP_ETH:
+            /* With MPLS: decap() of an MPLS packet that carries IP, then
+             * encap(ethernet).  odp_execute_actions() runs them; the state
+             * in between is checked above. */
+            if (x->not_eth == (type == OVS_ACTION_ATTR_POP_ETH)) {
+                return EINVAL;
+            }
+            x->not_eth = type == OVS_ACTION_ATTR_POP_ETH;
+            x->userspace_only = true;
+            *modifies = true;
+            break;
+
+        case OVS_ACTION_ATTR_CT:
+        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
         case OVS_ACTION_ATTR_METER:
@@ -1161,7 +1305,17 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
                 UINT16_MAX, true);
     format_ipv4(s, "ipv4_src", k->ipv4_src, m->ipv4_src);
     format_ipv4(s, "ipv4_dst", k->ipv4_dst, m->ipv4_dst);
-    format_ipv6(s, "ipv6_src", k->ipv6_src, m->ipv6_src);
+    if (eth_type_mpls(k->eth_type) && m->eth_type == OVS_BE16_MAX) {
+        for (int i = 0; i < OVS_BPF_MAX_MPLS_LABELS; i++) {
+            char name[16];
+
+            snprintf(name, sizeof name, "mpls_lse%d", i);
+            format_uint(s, name, ntohl(k->mpls_lse[i]), ntohl(m->mpls_lse[i]),
+                        UINT32_MAX, true);
+        }
+    } else {
+        format_ipv6(s, "ipv6_src", k->ipv6_src, m->ipv6_src);
+    }
     format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
     format_uint(s, "ipv6_label", ntohl(k->ipv6_label), ntohl(m->ipv6_label),
                 BPF_IPV6_LABEL_MASK, true);

@@ -548,7 +548,13 @@ ovs_key(const struct ofpbuf *pkt, uint32_t in_port,
     }
     k->ipv4_src = flow.nw_src;
     k->ipv4_dst = flow.nw_dst;
-    memcpy(k->ipv6_src, &flow.ipv6_src, 16);
+    if (eth_type_mpls(flow.dl_type)) {
+        for (i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
+            k->mpls_lse[i] = flow.mpls_lse[i];
+        }
+    } else {
+        memcpy(k->ipv6_src, &flow.ipv6_src, 16);
+    }
     memcpy(k->ipv6_dst, &flow.ipv6_dst, 16);
     k->ipv6_label = flow.ipv6_label;
     k->nw_proto = flow.nw_proto;
@@ -656,6 +662,16 @@ static const struct parse_case {
     const char *hex;
 } parse_cases[] = {
     { "eth-only-other-type", ETH "88cc" },
+    /* MPLS: up to 3 labels, nothing after them. */
+    { "mpls-1-label-ipv4", ETH "8847 00064140 " IP4_TCP },
+    { "mpls-mc-2-labels", ETH "8848 00064040 000c8140 " IP4_UDP },
+    { "mpls-3-labels", ETH "8847 00001040 00002040 00003140 " IP4_UDP },
+    { "mpls-5-labels", ETH "8847 00001040 00002040 00003040 00004040 "
+      "00005140 " IP4_UDP },
+    { "mpls-no-bos", ETH "8847 00001040 00002040" },
+    { "mpls-short-label", ETH "8847 00001040 0000" },
+    { "mpls-empty", ETH "8847" },
+    { "vlan-mpls", ETH "8100 0064 8847 00064140 " IP4_TCP },
     { "vlan-eth-only-ipv4-type", ETH "8100 0064 0800" },
     { "vlan-ipv4-1-byte", ETH "8100 0064 0800 45" },
     { "ipv4-tcp", ETH "0800 " IP4_TCP },
@@ -825,6 +841,15 @@ test_parse(struct ovs_cmdl_context *ctx OVS_UNUSED)
             CHECK(bkey.arp_sha[5] == 1 && bkey.tcp_flags == htons(1)
                   && bkey.nd_target[15] == 2 && bkey.tp_src == htons(135),
                   "nd-ns-sll: literal fields");
+        } else if (!strcmp(c->name, "mpls-3-labels")) {
+            CHECK(bkey.mpls_lse[0] == htonl(0x1040)
+                  && bkey.mpls_lse[1] == htonl(0x2040)
+                  && bkey.mpls_lse[2] == htonl(0x3140)
+                  && !bkey.mpls_lse[3] && !bkey.ipv4_src && !bkey.nw_proto
+                  && !bkey.tp_dst, "mpls-3-labels: literal fields");
+        } else if (!strcmp(c->name, "mpls-short-label")) {
+            CHECK(bkey.mpls_lse[0] == htonl(0x1040) && !bkey.mpls_lse[1],
+                  "mpls-short-label: literal fields");
         } else if (!strcmp(c->name, "ipv4-bad-ihl")) {
             CHECK(bkey.eth_type == htons(0x0800) && !bkey.ipv4_src
                   && !bkey.nw_proto, "ipv4-bad-ihl: literal fields");

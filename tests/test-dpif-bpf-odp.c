@@ -287,6 +287,37 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
             break;
+        case 9:
+        case 10:
+        case 11: {
+            /* MPLS decap and encap: ovs-vswitchd runs them, and refuses to
+             * send a packet without an Ethernet header. */
+            struct ovs_action_push_eth push_eth = {
+                .addresses = {
+                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+                },
+            };
+            struct ovs_action_add_mpls add = {
+                .mpls_lse = mpls.mpls_lse,
+                .mpls_ethertype = htons(ETH_TYPE_MPLS),
+            };
+
+            if (i == 9) {
+                nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+                nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                                htons(ETH_TYPE_IP));
+            } else {
+                nl_msg_put_unspec(&b, OVS_ACTION_ATTR_ADD_MPLS, &add,
+                                  sizeof add);
+            }
+            if (i != 11) {
+                nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                                  sizeof push_eth);
+            }
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        }
         default:
             ofpbuf_uninit(&b);
             exit(0);
