@@ -325,7 +325,8 @@ dp_bpf_lookup_flow(const struct dp_bpf *dp, const struct flow *flow)
 {
     struct ovs_bpf_flow_key bkey, bmask;
 
-    if (!dp->n_flows || dpif_bpf_flow_to_key(flow, NULL, &bkey, &bmask)) {
+    if (hmap_is_empty(&dp->flows)
+        || dpif_bpf_flow_to_key(flow, NULL, &bkey, &bmask)) {
         return NULL;
     }
     /* The masks in the order the BPF lookup tries them. */
@@ -372,7 +373,6 @@ dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     dp_bpf_mask_unref(dp, flow->tkey.mask_id);
     hmap_remove(&dp->flows, &flow->ufid_node);
     hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
-    dp->n_flows--;
     free(flow->key);
     free(flow->mask);
     free(flow->actions);
@@ -482,7 +482,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         error = ENOENT;
         goto out_unlock;
     }
-    if (dp->n_flows >= dp->flow_limit) {
+    if (hmap_count(&dp->flows) >= dp->flow_limit) {
         if (!(put->flags & DPIF_FP_PROBE)) {
             VLOG_INFO_RL(&rl, "%s: flow table full (%"PRIu32" flows, "
                          "other_config:bpf-flow-limit): packets of new "
@@ -537,7 +537,6 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
     flow->actions_len = put->actions_len;
     hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
-    dp->n_flows++;
 
 out_unlock:
     ovs_mutex_unlock(&dp->mutex);

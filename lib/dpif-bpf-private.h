@@ -91,7 +91,6 @@ struct dp_bpf {
     struct seq *port_seq;       /* Changes when ports change. */
     struct hmap flows OVS_GUARDED;          /* By ufid. */
     struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
-    size_t n_flows OVS_GUARDED;
     struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
     /* The search order of the masks in use (struct ovs_bpf_mask_order),

@@ -462,7 +462,7 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
 
     ovs_mutex_lock(&dp->mutex);
-    stats->n_flows = dp->n_flows;
+    stats->n_flows = hmap_count(&dp->flows);
     stats->n_masks = dp->n_masks;
     ovs_mutex_unlock(&dp->mutex);
     return 0;
@@ -898,7 +898,7 @@ dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
                               OVS_BPF_MAX_MASKS);
     max_masks = MAX(1, MIN(max_masks, OVS_BPF_MAX_MASKS));
 
-    if (dp->obj->vlan_limit && dp->obj->vlan_limit != flow_vlan_limit) {
+    if (dp->obj->vlan_limit != flow_vlan_limit) {
         static struct vlog_rate_limit vlan_rl = VLOG_RATE_LIMIT_INIT(1, 1);
 
         VLOG_INFO_RL(&vlan_rl, "%s: the BPF parser decodes %"PRIu32" VLAN "
@@ -998,7 +998,7 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
         ds_put_format(&ds, "  downcall device: %s\n", dp->tap_name);
         ovs_mutex_lock(&dp->mutex);
         ds_put_format(&ds, "  flows: %"PRIuSIZE" (limit %"PRIu32")\n",
-                      dp->n_flows, dp->flow_limit);
+                      hmap_count(&dp->flows), dp->flow_limit);
         ds_put_format(&ds, "  masks: %"PRIu32" (limit %"PRIu32"), search "
                       "order:", dp->n_masks, dp->max_masks);
         for (uint32_t i = 0; i < dp->n_masks; i++) {

@@ -262,21 +262,6 @@ set_n_masks(uint32_t n_masks)
     set_mask_order(ids, n_masks);
 }
 
-/* Packets that hit a flow of mask 'idx', all CPUs. */
-static uint64_t
-mask_stats_get(uint32_t idx)
-{
-    uint64_t vals[n_cpus], sum = 0;
-
-    if (bpf_map_lookup_elem(mask_stats_fd, &idx, vals)) {
-        ovs_fatal(errno, "mask_stats lookup");
-    }
-    for (int i = 0; i < n_cpus; i++) {
-        sum += vals[i];
-    }
-    return sum;
-}
-
 static void
 add_port(uint32_t port, uint32_t ifindex, uint32_t flags)
 {
@@ -382,21 +367,34 @@ poll_upcalls(void)
     perf_buffer__poll(perf_buf, 100);
 }
 
+/* The sum over the CPUs of the __u64 entry 'key' of the per-CPU array
+ * 'fd'. */
 static uint64_t
-stat_get(uint32_t stat)
+percpu_sum(int fd, uint32_t key)
 {
-    uint32_t key = stat;
     uint64_t values[n_cpus];
     uint64_t sum = 0;
-    int i;
 
-    if (bpf_map_lookup_elem(dp_stats_fd, &key, values)) {
-        ovs_fatal(errno, "dp_stats lookup");
+    if (bpf_map_lookup_elem(fd, &key, values)) {
+        ovs_fatal(errno, "per-CPU map lookup");
     }
-    for (i = 0; i < n_cpus; i++) {
+    for (int i = 0; i < n_cpus; i++) {
         sum += values[i];
     }
     return sum;
+}
+
+static uint64_t
+stat_get(uint32_t stat)
+{
+    return percpu_sum(dp_stats_fd, stat);
+}
+
+/* Packets that hit a flow of mask 'idx', all CPUs. */
+static uint64_t
+mask_stats_get(uint32_t idx)
+{
+    return percpu_sum(mask_stats_fd, idx);
 }
 
 /* The drop counters of 'dp_stats': the drop reasons, then the failures of
