@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#define OVS_BPF_ABI_VERSION 6
+#define OVS_BPF_ABI_VERSION 7
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -53,7 +53,8 @@
  * /sys/fs/bpf/ovs-bpf/<datapath>/. */
 #define OVS_BPF_MAP_FLOW_TABLES /* By enum ovs_bpf_flow_table. */ \
     { "flow_table_w2", "flow_table_w4", "flow_table_w6", "flow_table_w8", \
-      "flow_table_w12", "flow_table_w16" }
+      "flow_table_w12", "flow_table_w16", "flow_table_w24", \
+      "flow_table_w32" }
 #define OVS_BPF_MAP_FLOW_MASKS  "flow_masks"
 #define OVS_BPF_MAP_DP_CONFIG   "dp_config"
 #define OVS_BPF_MAP_MASK_ORDER  "mask_order"
@@ -108,7 +109,14 @@
  *     covers both: OVS matches the IPv6 fields only with eth_type IPv6.)
  *   - IPv6: 'nw_tos' is the traffic class, 'nw_ttl' the hop limit and
  *     'nw_proto' the upper-layer protocol after the extension headers.
- *
+ *   - Conntrack ('ct_*') and tunnel ('tun_*') fields are metadata, like
+ *     'in_port': not parsed from the packet but set by what happened to it
+ *     (a ct() action, the tunnel device it came in through), and kept
+ *     across recirculation.  They are zero when nothing set them, which is
+ *     what a key of OVS without conntrack or tunnel metadata holds.
+ *     'ct_state' holds the CS_* bits of OVS (lib/packets.h) that fit in 8
+ *     bits; the original-direction tuple is in 'ct_nw_src'... for IPv4 and
+ *     'ct_ipv6_src'... for IPv6, as in struct flow.
  * All padding is zero in every key and every mask: keys are hashed as
  * bytes. */
 struct ovs_bpf_vlan {
@@ -153,14 +161,46 @@ struct ovs_bpf_flow_key {
     __u8 arp_tha[6];            /* Also ND target link-layer address. */
     __u8 nd_target[16];
     __u16 pad1;
+
+    /* Conntrack metadata (word 16 on). */
+    __u8 ct_state;              /* CS_* bits. */
+    __u8 ct_nw_proto;           /* Original direction tuple... */
+    __u16 ct_zone;
+    __u32 ct_mark;
+    __u8 ct_label[16];          /* As OVS's ovs_u128 in memory. */
+    __be32 ct_nw_src;
+    __be32 ct_nw_dst;
+    __u8 ct_ipv6_src[16];
+    __u8 ct_ipv6_dst[16];
+    __be16 ct_tp_src;
+    __be16 ct_tp_dst;           /* ...up to here. */
+    __u32 pad2;
+
+    /* Tunnel metadata (word 25 on): the outer headers of a packet received
+     * through a tunnel port, as 'struct flow_tnl' of OVS. */
+    __be64 tun_id;
+    __be32 tun_ipv4_src;
+    __be32 tun_ipv4_dst;
+    __u8 tun_ipv6_src[16];
+    __u8 tun_ipv6_dst[16];
+    __be16 tun_flags;           /* FLOW_TNL_F_* of OVS. */
+    __u8 tun_tos;
+    __u8 tun_ttl;
+    __be16 tun_tp_src;
+    __be16 tun_tp_dst;
 };
+
+/* The metadata that the packet parser leaves alone: the key from here on is
+ * set by the ingress program (zero) or the downcall, and kept across
+ * recirculation. */
+#define OVS_BPF_KEY_CT_TUN_OFS 128
 
 /* ------------------------------------------------------------------ */
 /* Flow tables.                                                       */
 /* ------------------------------------------------------------------ */
 
 /* A megaflow is its key masked with one mask of the mask list.  A mask
- * usually covers few of the key's 16 8-byte words (an Ethernet megaflow of
+ * usually covers few of the key's 32 8-byte words (an Ethernet megaflow of
  * OVS: in_port and recirc_id, the two Ethernet addresses, eth_type, and
  * the word of nw_proto, nw_frag and the ports, 5 words), and a BPF hash
  * map hashes and compares its whole key on every lookup.  So the flow table
@@ -168,7 +208,7 @@ struct ovs_bpf_flow_key {
  * flows are in one of several hash maps by how many words their mask
  * covers: the key of the table of 'n' words is the first 8 + 8 * n bytes
  * of struct ovs_bpf_flow_table_key.  A mask of 5 words is looked up with a
- * 56-byte key instead of the 136 bytes of the whole key.
+ * 56-byte key instead of the 264 bytes of the whole key.
  *
  * The tables, with the number of key words of each. */
 enum ovs_bpf_flow_table {
@@ -178,11 +218,13 @@ enum ovs_bpf_flow_table {
     OVS_BPF_FLOW_TABLE_W8,
     OVS_BPF_FLOW_TABLE_W12,
     OVS_BPF_FLOW_TABLE_W16,
+    OVS_BPF_FLOW_TABLE_W24,
+    OVS_BPF_FLOW_TABLE_W32,
     OVS_BPF_N_FLOW_TABLES
 };
-#define OVS_BPF_FLOW_TABLE_WORDS { 2, 4, 6, 8, 12, 16 }
+#define OVS_BPF_FLOW_TABLE_WORDS { 2, 4, 6, 8, 12, 16, 24, 32 }
 
-#define OVS_BPF_KEY_WORDS 16        /* sizeof(struct ovs_bpf_flow_key) / 8 */
+#define OVS_BPF_KEY_WORDS 32        /* sizeof(struct ovs_bpf_flow_key) / 8 */
 
 /* The key of the flow tables.  A flow is in the table chosen by its mask
  * ('table' of struct ovs_bpf_mask) under the first 8 + 8 * n bytes of this,

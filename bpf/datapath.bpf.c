@@ -82,6 +82,8 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         s->key.in_port = in_port;
         s->key.recirc_id = 0;
         s->key.dp_hash = 0;
+        __builtin_memset((__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS, 0,
+                         sizeof s->key - OVS_BPF_KEY_CT_TUN_OFS);
     }
     /* Otherwise, tail called by the recirc action or by the downcall
      * program: 'key' has the metadata of this pass.

@@ -158,6 +158,9 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     s->key.in_port = dc.in_port;
     s->key.recirc_id = dc.recirc_id;
     s->key.dp_hash = dc.dp_hash;
+    /* No conntrack or tunnel metadata comes down yet. */
+    __builtin_memset((__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS, 0,
+                     sizeof s->key - OVS_BPF_KEY_CT_TUN_OFS);
     /* The ingress program parses the packet and runs the actions: the
      * parser, the bulk of the verifier's work, is verified there only.
      * This takes one of the 33 tail calls the kernel allows a packet:

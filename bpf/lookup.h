@@ -36,6 +36,8 @@ _Static_assert(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8,
                "the key is masked 8 bytes at a time");
 _Static_assert((OVS_BPF_KEY_WORDS & (OVS_BPF_KEY_WORDS - 1)) == 0,
                "word indexes are bounded with a mask");
+_Static_assert(__builtin_offsetof(struct ovs_bpf_flow_key, ct_state)
+               == OVS_BPF_KEY_CT_TUN_OFS, "metadata kept by the parser");
 
 /* Builds in 'tkey->words' the first 'n' words of the table key of 'key'
  * under mask 'm'.  'n' is a constant: the loop unrolls into 'n' loads of a
@@ -81,6 +83,12 @@ ovs_bpf_flow_table_lookup(struct ovs_bpf_flow_table_key *tkey,
     case OVS_BPF_FLOW_TABLE_W16:
         ovs_bpf_mask_key(tkey, key, m, 16);
         return bpf_map_lookup_elem(&flow_table_w16, tkey);
+    case OVS_BPF_FLOW_TABLE_W24:
+        ovs_bpf_mask_key(tkey, key, m, 24);
+        return bpf_map_lookup_elem(&flow_table_w24, tkey);
+    case OVS_BPF_FLOW_TABLE_W32:
+        ovs_bpf_mask_key(tkey, key, m, 32);
+        return bpf_map_lookup_elem(&flow_table_w32, tkey);
     default:
         return NULL;
     }
@@ -250,10 +258,11 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     return ovs_bpf_run_actions(skb, s, 0);
 }
 
-/* Builds the key of this pass (in_port, recirc_id and dp_hash as the
- * caller set them in 's->key', priority and mark from the skb, packet
- * fields from the parser), then looks it up and runs the actions, or with
- * 'downcall' runs the actions already in 's'. */
+/* Builds the key of this pass (in_port, recirc_id, dp_hash and the
+ * conntrack and tunnel metadata as the caller set them in 's->key',
+ * priority and mark from the skb, packet fields from the parser), then
+ * looks it up and runs the actions, or with 'downcall' runs the actions
+ * already in 's'. */
 static __always_inline int
 ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                 bool downcall)
@@ -263,7 +272,7 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __u32 recirc_id = key->recirc_id;
     __u32 dp_hash = key->dp_hash;
 
-    __builtin_memset(key, 0, sizeof *key);
+    __builtin_memset(key, 0, OVS_BPF_KEY_CT_TUN_OFS);
     key->in_port = in_port;
     key->recirc_id = recirc_id;
     key->dp_hash = dp_hash;

@@ -149,6 +149,8 @@ flow_table_map(const struct datapath_bpf *skel, enum ovs_bpf_flow_table t)
         [OVS_BPF_FLOW_TABLE_W8] = skel->maps.flow_table_w8,
         [OVS_BPF_FLOW_TABLE_W12] = skel->maps.flow_table_w12,
         [OVS_BPF_FLOW_TABLE_W16] = skel->maps.flow_table_w16,
+        [OVS_BPF_FLOW_TABLE_W24] = skel->maps.flow_table_w24,
+        [OVS_BPF_FLOW_TABLE_W32] = skel->maps.flow_table_w32,
     };
     BUILD_ASSERT_DECL(ARRAY_SIZE(maps) == OVS_BPF_N_FLOW_TABLES);
 

@@ -36,7 +36,9 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_odp);
 
 /* The ABI structs have the same layout for clang -target bpf and for the
  * host compiler only if these hold. */
-BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == 128);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == 256);
+BUILD_ASSERT_DECL(offsetof(struct ovs_bpf_flow_key, ct_state)
+                  == OVS_BPF_KEY_CT_TUN_OFS);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_table_key)
                   == 8 + sizeof(struct ovs_bpf_flow_key));
@@ -44,7 +46,7 @@ BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_action) == 64);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow)
                   == 40 + OVS_BPF_MAX_ACTIONS * sizeof(struct ovs_bpf_action));
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_mask)
-                  == 24 + sizeof(struct ovs_bpf_flow_key));
+                  == 40 + sizeof(struct ovs_bpf_flow_key));
 BUILD_ASSERT_DECL(OVS_BPF_USERDATA_LEN == sizeof(struct user_action_cookie));
 
 /* BPF key fields whose meaning is narrower than the 'struct flow' field of

@@ -2574,10 +2574,10 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
         t_set = bench_run(ingress_fd, &pkt, repeat);
         del_flows();
         printf("bare bpf_redirect: %u ns/packet; ovs_bpf_ingress, output, "
-               "1 mask: exact match (16 words) %u ns/packet, ratio %.2f; "
+               "1 mask: exact match (%d words) %u ns/packet, ratio %.2f; "
                "Ethernet megaflow (5 words) %u ns/packet, ratio %.2f; "
                "the same with set dst MAC first %u ns/packet, ratio %.2f\n",
-               t_bare, t_exact, (double) t_exact / t_bare,
+               t_bare, OVS_BPF_KEY_WORDS, t_exact, (double) t_exact / t_bare,
                t_mega, (double) t_mega / t_bare,
                t_set, (double) t_set / t_bare);
     }
