@@ -190,10 +190,15 @@ struct ovs_bpf_flow_key {
     __be16 tun_tp_dst;
 };
 
-/* The metadata that the packet parser leaves alone: the key from here on is
- * set by the ingress program (zero) or the downcall, and kept across
- * recirculation. */
+/* The conntrack and tunnel metadata of the key: its last
+ * OVS_BPF_KEY_CT_TUN_LEN bytes, from OVS_BPF_KEY_CT_TUN_OFS on.  The packet
+ * parser leaves them alone: they are set by the ingress program (zero, or
+ * what the tunnel device says), by ct() actions and by a downcall (which
+ * carries them down), kept across recirculation, and sent up with every
+ * upcall, as one block of bytes ('key_meta' of struct ovs_bpf_upcall and
+ * of a downcall frame). */
 #define OVS_BPF_KEY_CT_TUN_OFS 128
+#define OVS_BPF_KEY_CT_TUN_LEN 128
 
 /* ------------------------------------------------------------------ */
 /* Flow tables.                                                       */
@@ -623,6 +628,9 @@ struct ovs_bpf_upcall {
     __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u32 userdata_len;         /* OVS_BPF_UPCALL_ACTION only. */
     __u8 userdata[OVS_BPF_USERDATA_LEN];
+    /* The conntrack and tunnel metadata of the packet's key (see
+     * OVS_BPF_KEY_CT_TUN_OFS). */
+    __u8 key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     /* Flow table key of the flow of an OVS_BPF_UPCALL_SLOW_PATH upcall, so
      * that ovs-vswitchd finds the actions it keeps for it. */
     struct ovs_bpf_flow_table_key flow;
@@ -637,13 +645,16 @@ struct ovs_bpf_upcall {
  *     the packet, from its Ethernet header on, with its ethertype (bytes 12
  *         and 13) replaced by OVS_BPF_DOWNCALL_ETH_TYPE
  *     'n_actions' struct ovs_bpf_action
+ *     the conntrack and tunnel metadata of the packet's key
+ *         (OVS_BPF_KEY_CT_TUN_LEN bytes, see OVS_BPF_KEY_CT_TUN_OFS)
  *     struct ovs_bpf_downcall (the last sizeof(struct ovs_bpf_downcall)
  *                              bytes of the frame)
  *
  * that is, the metadata is a TRAILER.  The downcall program reads the
  * struct ovs_bpf_downcall at the end of the frame, checks 'magic' and
  * 'secret' (equal to dp_config.secret, which only root can read) and
- * 'abi_version', copies the actions to its per-CPU scratch area, cuts the
+ * 'abi_version', copies the actions and the key metadata to its per-CPU
+ * scratch area, cuts the
  * trailer off with bpf_skb_change_tail(), writes 'eth_type' back, and runs
  * the actions like those of a flow on exactly the bytes ovs-vswitchd
  * wrote.  A frame whose ethertype, magic or secret does not match is

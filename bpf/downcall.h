@@ -92,7 +92,7 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
     struct ovs_bpf_downcall dc;
     __u32 len = skb->len;
-    __u32 n, acts_len, pkt_len;
+    __u32 n, acts_len, meta_ofs, pkt_len;
 
     if (!s || !cfg) {
         return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
@@ -117,10 +117,16 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
         return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     acts_len = n * OVS_BPF_ACTION_SIZE;
-    if (len < ETH_HLEN + sizeof dc + acts_len) {
+    if (len < ETH_HLEN + sizeof dc + OVS_BPF_KEY_CT_TUN_LEN + acts_len) {
         return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
-    pkt_len = len - sizeof dc - acts_len;
+    meta_ofs = len - sizeof dc - OVS_BPF_KEY_CT_TUN_LEN;
+    if (bpf_skb_load_bytes(skb, meta_ofs,
+                           (__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS,
+                           OVS_BPF_KEY_CT_TUN_LEN)) {
+        return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
+    }
+    pkt_len = meta_ofs - acts_len;
     if (n) {
         /* Verifier: the length must be provably in [1, sizeof actions];
          * "n * 64" after "n <= 32" may still be 0 to it, so it is
@@ -158,9 +164,7 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
     s->key.in_port = dc.in_port;
     s->key.recirc_id = dc.recirc_id;
     s->key.dp_hash = dc.dp_hash;
-    /* No conntrack or tunnel metadata comes down yet. */
-    __builtin_memset((__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS, 0,
-                     sizeof s->key - OVS_BPF_KEY_CT_TUN_OFS);
+    /* The conntrack and tunnel metadata are in 's->key' already. */
     /* The ingress program parses the packet and runs the actions: the
      * parser, the bulk of the verifier's work, is verified there only.
      * This takes one of the 33 tail calls the kernel allows a packet:

@@ -57,6 +57,8 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
     u->dp_hash = s->key.dp_hash;
     u->skb_priority = skb->priority;
     u->skb_mark = skb->mark;
+    __builtin_memcpy(u->key_meta, (__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS,
+                     OVS_BPF_KEY_CT_TUN_LEN);
     if (skb->vlan_present) {
         /* The TCI as it was on the wire: its DEI bit is the bit that
          * struct flow uses for "present" (VLAN_CFI), so presence is told

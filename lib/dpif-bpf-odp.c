@@ -1488,7 +1488,8 @@ size_t
 dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
                       const void *packet, size_t len,
                       const struct ovs_bpf_action *actions,
-                      uint32_t n_actions, struct ovs_bpf_downcall *dc)
+                      uint32_t n_actions, const uint8_t *key_meta,
+                      struct ovs_bpf_downcall *dc)
 {
     /* The stand-in for the packet's ethertype, which goes in 'dc'. */
     static const ovs_be16 stand_in
@@ -1507,7 +1508,9 @@ dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
     iov[2].iov_len = len - ETH_HEADER_LEN;
     iov[3].iov_base = CONST_CAST(struct ovs_bpf_action *, actions);
     iov[3].iov_len = n_actions * sizeof *actions;
-    iov[4].iov_base = dc;
-    iov[4].iov_len = sizeof *dc;
+    iov[4].iov_base = CONST_CAST(uint8_t *, key_meta);
+    iov[4].iov_len = OVS_BPF_KEY_CT_TUN_LEN;
+    iov[5].iov_base = dc;
+    iov[5].iov_len = sizeof *dc;
     return DPIF_BPF_DOWNCALL_IOVS;
 }

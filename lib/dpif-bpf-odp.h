@@ -177,14 +177,16 @@ int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
 
 /* The pieces of the downcall frame (see bpf/datapath-abi.h) of the 'len'
  * bytes of 'packet' (at least an Ethernet header) with the 'n_actions'
- * 'actions' and the trailer 'dc': fills 'iov' for writev(), without copying
- * the packet, and sets 'dc->eth_type' from the packet.  Returns the number
- * of elements of 'iov' used.  'dc' must stay valid until the write. */
-#define DPIF_BPF_DOWNCALL_IOVS 5
+ * 'actions', the OVS_BPF_KEY_CT_TUN_LEN bytes of key metadata 'key_meta'
+ * and the trailer 'dc': fills 'iov' for writev(), without copying the
+ * packet, and sets 'dc->eth_type' from the packet.  Returns the number of
+ * elements of 'iov' used.  'key_meta' and 'dc' must stay valid until the
+ * write. */
+#define DPIF_BPF_DOWNCALL_IOVS 6
 size_t dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
                              const void *packet, size_t len,
                              const struct ovs_bpf_action *actions,
-                             uint32_t n_actions,
+                             uint32_t n_actions, const uint8_t *key_meta,
                              struct ovs_bpf_downcall *dc);
 
 /* Debugging and tests. */

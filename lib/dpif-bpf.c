@@ -481,6 +481,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
                 const struct ovs_bpf_action *actions, uint32_t n_actions)
 {
     const struct pkt_metadata *md = &packet->md;
+    static const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
     struct ovs_bpf_downcall dc;
     size_t len, n_iov;
@@ -502,8 +503,9 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
+    /* No conntrack or tunnel metadata goes down yet. */
     n_iov = dpif_bpf_downcall_iov(iov, dp_packet_data(packet), len,
-                                  actions, n_actions, &dc);
+                                  actions, n_actions, key_meta, &dc);
 
     COVERAGE_INC(dpif_bpf_downcall);
     n = writev(dp->tap_fd, iov, n_iov);

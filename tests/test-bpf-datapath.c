@@ -2100,11 +2100,12 @@ downcall_frame(struct ofpbuf *frame, const struct ofpbuf *pkt,
                const struct ovs_bpf_downcall *dc)
 {
     struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
+    static const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     struct ovs_bpf_downcall trailer = *dc;
     size_t i, n_iov;
 
     n_iov = dpif_bpf_downcall_iov(iov, pkt->data, pkt->size, acts, n,
-                                  &trailer);
+                                  key_meta, &trailer);
     ofpbuf_clear(frame);
     for (i = 0; i < n_iov; i++) {
         ofpbuf_put(frame, iov[i].iov_base, iov[i].iov_len);

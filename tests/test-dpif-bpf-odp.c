@@ -401,6 +401,7 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     bool good = !strcmp(ctx->argv[7], "good");
     struct ovs_bpf_dp_config config;
     struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
+    static const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     struct ovs_bpf_downcall dc;
     struct ovs_bpf_action action;
     struct eth_header eth;
@@ -467,7 +468,8 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     dc.in_port = in_port;
     dc.n_actions = 1;
 
-    n_iov = dpif_bpf_downcall_iov(iov, frame, ofs, &action, 1, &dc);
+    n_iov = dpif_bpf_downcall_iov(iov, frame, ofs, &action, 1, key_meta,
+                                  &dc);
     if (writev(tap_fd, iov, n_iov) < 0) {
         ovs_fatal(errno, "write to %s", tap_name);
     }
