@@ -15,6 +15,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-linux.h \
 	lib/dpif-bpf-loader.c \
 	lib/dpif-bpf-loader.h \
+	lib/dpif-bpf-meter.c \
+	lib/dpif-bpf-meter.h \
 	lib/dpif-bpf-odp.c \
 	lib/dpif-bpf-odp.h \
 	lib/dpif-bpf-port.c \
@@ -44,6 +46,7 @@ BPF_SRC = bpf/datapath.bpf.c
 BPF_INC = \
 	bpf/actions.h \
 	bpf/actions-clone.h \
+	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \
 	bpf/actions-output.h \

@@ -18,7 +18,8 @@
  * programs (the .bpf.c files of bpf/) and ovs-vswitchd (lib/dpif-bpf-*) share.
  *
  * Both sides include this header unchanged: it uses only the fixed-width
- * types of <linux/types.h>, no kernel and no OVS headers.  Every struct has
+ * types of <linux/types.h> and struct bpf_spin_lock of <linux/bpf.h> (both
+ * UAPI), no kernel and no OVS headers.  Every struct has
  * explicit padding so that its layout is the same for clang -target bpf and
  * for the host compiler; the BUILD_ASSERTs in lib/dpif-bpf-odp.c check the
  * sizes from the userspace side.
@@ -31,6 +32,7 @@
 #define BPF_DATAPATH_ABI_H 1
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 
 #define OVS_BPF_ABI_VERSION 7
 
@@ -46,6 +48,8 @@
 #define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
 #define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
 #define OVS_BPF_MAX_MPLS_LABELS 3   /* == FLOW_MAX_MPLS_LABELS. */
+#define OVS_BPF_MAX_METERS 4096     /* Meter ids, 0 to this minus 1. */
+#define OVS_BPF_MAX_METER_BANDS 8   /* Bands per meter. */
 
 /* Names of the maps and programs in the object (the loader knows them as
  * the fields of the object's skeleton; bpftool and the tests by these
@@ -65,6 +69,7 @@
 #define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* The same, larger ones. */
 #define OVS_BPF_MAP_UPCALLS     "upcalls"       /* perf event array. */
 #define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
+#define OVS_BPF_MAP_METERS      "meters"        /* meter id -> meter. */
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
@@ -294,7 +299,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(SAMPLE, sample)                  /* u.nested */          \
     OVS_BPF_ACTION(SET_PRIORITY, set_priority)      /* u.meta, masked */    \
     OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */    \
-    OVS_BPF_ACTION(CHECK_PKT_LEN, check_pkt_len)    /* u.check_pkt_len */
+    OVS_BPF_ACTION(CHECK_PKT_LEN, check_pkt_len)    /* u.check_pkt_len */ \
+    OVS_BPF_ACTION(METER, meter)                    /* u.meter */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -397,6 +403,12 @@ struct ovs_bpf_act_check_pkt_len {
     __u32 n_gt;
 };
 
+/* OVS_BPF_ACTION_METER: the packet goes through meter 'id' of the 'meters'
+ * map (struct ovs_bpf_meter), which drops it if it exceeds a band. */
+struct ovs_bpf_act_meter {
+    __u32 id;                   /* Below OVS_BPF_MAX_METERS. */
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -416,6 +428,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_nested nested;
         struct ovs_bpf_act_meta meta;
         struct ovs_bpf_act_check_pkt_len check_pkt_len;
+        struct ovs_bpf_act_meter meter;
         __u8 raw[56];
     } u;
 };
@@ -563,6 +576,9 @@ enum ovs_bpf_dp_stat {
     OVS_BPF_DROP_REASON(DOWNCALL_ERROR, "downcall_error",                  \
                         "Downcalls whose packet could not be restored "    \
                         "(skb not writable or not growable).")             \
+    OVS_BPF_DROP_REASON(METER, "meter",                                    \
+                        "A meter band's rate was exceeded: the drop the "  \
+                        "meter asked for.")                                \
     OVS_BPF_DROP_REASON(INTERNAL, "internal",                              \
                         "A per-CPU area or an action slot was missing: "   \
                         "cannot happen.")
@@ -582,6 +598,53 @@ enum ovs_bpf_drop_reason {
     (__OVS_BPF_STAT_MAX + __OVS_BPF_DROP_MAX + (TYPE))
 #define OVS_BPF_N_DP_STATS \
     (__OVS_BPF_STAT_MAX + __OVS_BPF_DROP_MAX + __OVS_BPF_ACTION_MAX)
+
+/* ------------------------------------------------------------------ */
+/* Meters.                                                            */
+/* ------------------------------------------------------------------ */
+
+/* An entry of the 'meters' array map, indexed by meter id: an OpenFlow
+ * meter with drop bands, as dpif-netdev and the kernel datapath run them.
+ * Each band is a token bucket that fills at 'rate' tokens per ns up to
+ * 'max_bucket'; a packet costs OVS_BPF_METER_PKT_COST tokens in a meter
+ * with OVS_BPF_METER_F_PKTPS, and OVS_BPF_METER_BIT_COST per bit
+ * otherwise, so that a rate in packets/s or kbit/s is the number of tokens
+ * per ns with no division in the packet path:
+ *
+ *     1 packet/s = 1 token/ns    if a packet costs 10^9 tokens
+ *     1 kbit/s   = 1 token/ns    if a bit costs 10^6 tokens
+ *
+ * A packet takes its cost from every band that holds it; if a band does
+ * not, the packet exceeds it, and a packet that exceeds a band is dropped
+ * and counted on the band of the highest rate among those it exceeds.
+ * 'max_delta_ns' bounds the time credited at once (enough to fill the
+ * bucket from empty), so that 'rate' * time cannot overflow.
+ *
+ * ovs-vswitchd writes a meter whole, with BPF_F_LOCK; the action program
+ * updates it under 'lock'.  'n_bands' 0 is no meter: a packet passes. */
+#define OVS_BPF_METER_F_PKTPS (1u << 0)   /* Rates in packets/s. */
+#define OVS_BPF_METER_PKT_COST 1000000000ULL
+#define OVS_BPF_METER_BIT_COST 1000000ULL
+
+struct ovs_bpf_meter_band {
+    __u64 rate;                 /* Tokens per ns. */
+    __u64 max_bucket;           /* Tokens: the burst size. */
+    __u64 max_delta_ns;         /* max_bucket / rate. */
+    __u64 bucket;               /* Tokens now. */
+    __u64 packets;              /* Packets dropped by this band. */
+    __u64 bytes;
+};
+
+struct ovs_bpf_meter {
+    struct bpf_spin_lock lock;
+    __u32 n_bands;              /* At most OVS_BPF_MAX_METER_BANDS. */
+    __u32 flags;                /* OVS_BPF_METER_F_*. */
+    __u32 pad;
+    __u64 used_ns;              /* bpf_ktime_get_ns() of the last packet. */
+    __u64 packets;              /* Packets that went through the meter. */
+    __u64 bytes;
+    struct ovs_bpf_meter_band bands[OVS_BPF_MAX_METER_BANDS];
+};
 
 /* ------------------------------------------------------------------ */
 /* Upcalls (BPF -> ovs-vswitchd), through the 'upcalls' perf ring.    */

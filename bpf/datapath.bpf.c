@@ -48,6 +48,7 @@
 #include "bpf/actions-vlan.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
+#include "bpf/actions-meter.h"
 #include "bpf/actions-pktlen.h"
 #include "bpf/downcall.h"
 
@@ -239,6 +240,21 @@ int
 ovs_bpf_act_check_pkt_len(struct __sk_buff *skb)
 {
     return ovs_bpf_act_check_pkt_len__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_meter(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_meter__(skb);
+}
+
+/* Not attached anywhere: ovs-vswitchd runs it with BPF_PROG_TEST_RUN. */
+SEC("tc")
+int
+ovs_bpf_meter_packet(struct __sk_buff *skb)
+{
+    return ovs_bpf_meter_packet__(skb);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

@@ -105,6 +105,16 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } dp_stats SEC(".maps");
 
+/* Meters by id (struct ovs_bpf_meter): an array, since a meter id is an
+ * index that ovs-vswitchd allocates from 0. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_meter);
+    __uint(max_entries, OVS_BPF_MAX_METERS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} meters SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __type(key, __u32);

@@ -296,6 +296,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->mask_stats_fd = bpf_map__fd(skel->maps.mask_stats);
     o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
     o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
+    o->meters_fd = bpf_map__fd(skel->maps.meters);
     o->ports_fd = bpf_map__fd(skel->maps.ports);
     o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
@@ -303,6 +304,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);
     o->ingress_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_ingress);
     o->downcall_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_downcall);
+    o->meter_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_meter_packet);
 
     free(ovs_libbpf_log_capture_end());
     VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32") in "

@@ -69,8 +69,11 @@ struct dpif_bpf_obj {
     int upcalls_fd;
     int tailcalls_fd;
 
+    int meters_fd;
+
     int ingress_prog_fd;
     int downcall_prog_fd;
+    int meter_prog_fd;          /* Run by ovs-vswitchd (actions-meter.h). */
 
     uint32_t abi_version;       /* As compiled into the object. */
     uint32_t vlan_limit;        /* As set at load time. */

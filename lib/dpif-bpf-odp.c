@@ -766,6 +766,7 @@ action_arg_len(uint16_t type)
     case OVS_ACTION_ATTR_PUSH_VLAN: return sizeof(struct ovs_action_push_vlan);
     case OVS_ACTION_ATTR_POP_VLAN: return 0;
     case OVS_ACTION_ATTR_RECIRC: return sizeof(uint32_t);
+    case OVS_ACTION_ATTR_METER: return sizeof(uint32_t);
     case OVS_ACTION_ATTR_HASH: return sizeof(struct ovs_action_hash);
     case OVS_ACTION_ATTR_DROP: return sizeof(uint32_t);
     case OVS_ACTION_ATTR_PUSH_MPLS: return sizeof(struct ovs_action_push_mpls);
@@ -1140,6 +1141,18 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             error = xlate_check_pkt_len(x, a, later, modifies);
             break;
 
+        case OVS_ACTION_ATTR_METER: {
+            uint32_t id = nl_attr_get_u32(a);
+
+            /* ofproto allocates ids below the max_meters we report. */
+            if (id >= OVS_BPF_MAX_METERS) {
+                return EINVAL;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_METER);
+            s->u.meter.id = id;
+            break;
+        }
+
         case OVS_ACTION_ATTR_DROP:
             /* An explicit drop ends its list: no slot needed. */
             if (!last) {
@@ -1179,15 +1192,14 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
-        case OVS_ACTION_ATTR_METER:
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
         case OVS_ACTION_ATTR_LB_OUTPUT:
         case OVS_ACTION_ATTR_UNSPEC:
         case __OVS_ACTION_ATTR_MAX:
         default:
-            /* Features this datapath does not have: MPLS, conntrack,
-             * layer-3 packets, NSH, meters, tunnels, bonds... */
+            /* Features this datapath does not have: conntrack, NSH,
+             * tunnels, bonds... */
             return EINVAL;
         }
         if (error) {
@@ -1472,6 +1484,9 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             ds_put_format(s, "(size=%"PRIu32",n_gt=%"PRIu32")",
                           a->u.check_pkt_len.pkt_len,
                           a->u.check_pkt_len.n_gt);
+            break;
+        case OVS_BPF_ACTION_METER:
+            ds_put_format(s, "(%"PRIu32")", a->u.meter.id);
             break;
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:

@@ -66,6 +66,7 @@
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
+#include "dpif-bpf-meter.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-port.h"
 #include "dpif-bpf-private.h"
@@ -531,6 +532,16 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
     struct dp_packet *packet;
     uint32_t n_slots;
     int error;
+
+    if (nl_attr_type(action) == OVS_ACTION_ATTR_METER) {
+        /* The actions after the meter run on the packets it lets through:
+         * a downcall could not tell which. */
+        dp_bpf_meter_batch(dp, batch, nl_attr_get_u32(action));
+        if (should_steal) {
+            dp_packet_delete_batch(batch, true);
+        }
+        return;
+    }
 
     error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
                                     slots, &n_slots);
@@ -1103,10 +1114,10 @@ const struct dpif_class dpif_bpf_class = {
     NULL,                       /* ipf_dump_start */
     NULL,                       /* ipf_dump_next */
     NULL,                       /* ipf_dump_done */
-    NULL,                       /* meter_get_features */
-    NULL,                       /* meter_set */
-    NULL,                       /* meter_get */
-    NULL,                       /* meter_del */
+    dpif_bpf_meter_get_features,
+    dpif_bpf_meter_set,
+    dpif_bpf_meter_get,
+    dpif_bpf_meter_del,
     NULL,                       /* bond_add */
     NULL,                       /* bond_del */
     NULL,                       /* bond_stats_get */

@@ -80,8 +80,8 @@ static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
 static int flow_masks_fd, mask_order_fd, mask_stats_fd, dp_config_fd;
 static int dp_stats_fd;
 static int ports_fd, ifindex_ports_fd, ifindexes_fd, upcalls_fd;
-static int tailcalls_fd, scratch_fd;
-static int ingress_fd, downcall_fd;
+static int tailcalls_fd, scratch_fd, meters_fd;
+static int ingress_fd, downcall_fd, meter_packet_fd;
 static int n_cpus;
 static int test_cpu;
 static int n_failures;
@@ -335,9 +335,11 @@ dp_open(const char *path)
     upcalls_fd = map_fd(OVS_BPF_MAP_UPCALLS);
     tailcalls_fd = map_fd(OVS_BPF_MAP_TAILCALLS);
     scratch_fd = map_fd("scratch");
+    meters_fd = map_fd(OVS_BPF_MAP_METERS);
     ingress_fd = prog_fd(OVS_BPF_PROG_INGRESS);
     downcall_fd = prog_fd(OVS_BPF_PROG_DOWNCALL);
-    if (ingress_fd < 0 || downcall_fd < 0) {
+    meter_packet_fd = prog_fd("ovs_bpf_meter_packet");
+    if (ingress_fd < 0 || downcall_fd < 0 || meter_packet_fd < 0) {
         ovs_fatal(0, "entry programs missing");
     }
     set_n_masks(0);
@@ -2291,6 +2293,145 @@ check_flow_drop(const char *name, const struct ofpbuf *pkt,
     check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
 }
 
+/* Writes meter 'id' with the 'n' bands of 'rates' (tokens per ns), each
+ * holding 'bucket' tokens and never refilled ('max_delta_ns' 0), so that
+ * what passes does not depend on time. */
+static void
+meter_set(uint32_t id, uint32_t flags, const uint64_t *rates, int n,
+          uint64_t bucket)
+{
+    struct ovs_bpf_meter m;
+
+    memset(&m, 0, sizeof m);
+    m.flags = flags;
+    m.n_bands = n;
+    for (int i = 0; i < n; i++) {
+        m.bands[i].rate = rates[i];
+        m.bands[i].max_bucket = UINT64_MAX / 4;
+        m.bands[i].bucket = bucket;
+    }
+    if (bpf_map_update_elem(meters_fd, &id, &m, BPF_F_LOCK)) {
+        ovs_fatal(errno, "meter %"PRIu32" update", id);
+    }
+}
+
+static void
+meter_get(uint32_t id, struct ovs_bpf_meter *m)
+{
+    if (bpf_map_lookup_elem_flags(meters_fd, &id, m, BPF_F_LOCK)) {
+        ovs_fatal(errno, "meter %"PRIu32" lookup", id);
+    }
+}
+
+static void
+test_meter(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    static const uint64_t one_rate[] = { 1 };
+    static const uint64_t two_rates[] = { 10, 20 };
+    struct ovs_bpf_action acts[4];
+    struct ovs_bpf_meter m;
+    struct drops drops;
+    struct ofpbuf pkt;
+    struct run r;
+    int i;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP "0000000000000000");
+
+    /* Packets per second: a bucket of 3 packets passes 3 of 5. */
+    meter_set(5, OVS_BPF_METER_F_PKTPS, one_rate, 1,
+              3 * OVS_BPF_METER_PKT_COST);
+    acts[0] = ACT(METER, .u.meter.id = 5);
+    acts[1] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 2);
+    drops_get(&drops);
+    for (i = 0; i < 5; i++) {
+        run_ingress(&pkt, &r);
+        CHECK(r.retval == (i < 3 ? TC_ACT_REDIRECT : TC_ACT_SHOT),
+              "pktps meter, packet %d: retval %u", i, r.retval);
+    }
+    check_drops("pktps meter", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_METER), 2);
+    meter_get(5, &m);
+    CHECK(m.packets == 5 && m.bytes == 5 * pkt.size
+          && m.bands[0].packets == 2 && m.bands[0].bytes == 2 * pkt.size
+          && m.bands[0].bucket == 0,
+          "pktps meter stats: %"PRIu64" packets %"PRIu64" bytes, band "
+          "%"PRIu64" packets, bucket %"PRIu64, (uint64_t) m.packets,
+          (uint64_t) m.bytes, (uint64_t) m.bands[0].packets,
+          (uint64_t) m.bands[0].bucket);
+
+    /* Kilobits per second: a packet costs its bits; a bucket a bit short
+     * of three packets passes two. */
+    meter_set(5, 0, one_rate, 1,
+              3 * pkt.size * 8 * OVS_BPF_METER_BIT_COST - 1);
+    drops_get(&drops);
+    for (i = 0; i < 3; i++) {
+        run_ingress(&pkt, &r);
+        CHECK(r.retval == (i < 2 ? TC_ACT_REDIRECT : TC_ACT_SHOT),
+              "kbps meter, packet %d: retval %u", i, r.retval);
+    }
+    check_drops("kbps meter", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_METER), 1);
+
+    /* A packet that exceeds several bands counts on the highest rate. */
+    meter_set(6, OVS_BPF_METER_F_PKTPS, two_rates, 2, 0);
+    acts[0].u.meter.id = 6;
+    flow_for(&pkt, acts, 2);
+    run_ingress(&pkt, &r);
+    meter_get(6, &m);
+    CHECK(r.retval == TC_ACT_SHOT && m.bands[0].packets == 0
+          && m.bands[1].packets == 1,
+          "two bands: retval %u, band packets %"PRIu64" %"PRIu64,
+          r.retval, (uint64_t) m.bands[0].packets,
+          (uint64_t) m.bands[1].packets);
+
+    /* Inside clone(), a meter drop ends the nested actions only. */
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 2);
+    acts[1] = ACT(METER, .u.meter.id = 6);
+    acts[2] = OUTPUT(LO_PORT2);
+    acts[3] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 4);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT, "meter in clone: retval %u",
+          r.retval);
+    check_drops("meter in clone", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_METER), 1);
+
+    /* A meter with no bands (deleted, or never set) lets all through. */
+    acts[0] = ACT(METER, .u.meter.id = 7);
+    acts[1] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 2);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT, "no meter: retval %u", r.retval);
+
+    /* The program ovs-vswitchd runs for packets it forwards itself: the
+     * same buckets, the verdict in its return value. */
+    meter_set(8, OVS_BPF_METER_F_PKTPS, one_rate, 1,
+              OVS_BPF_METER_PKT_COST);
+    drops_get(&drops);
+    for (i = 0; i < 2; i++) {
+        struct __sk_buff skb = { .cb = { 8 } };
+        LIBBPF_OPTS(bpf_test_run_opts, opts,
+                    .data_in = pkt.data,
+                    .data_size_in = pkt.size,
+                    .ctx_in = &skb,
+                    .ctx_size_in = sizeof skb,
+                    .repeat = 1);
+
+        CHECK(!bpf_prog_test_run_opts(meter_packet_fd, &opts)
+              && opts.retval == (i < 1 ? TC_ACT_OK : TC_ACT_SHOT),
+              "meter for ovs-vswitchd, packet %d: retval %u", i,
+              opts.retval);
+    }
+    check_drops("meter for ovs-vswitchd", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_METER), 1);
+
+    del_flows();
+    ofpbuf_uninit(&pkt);
+}
+
 /* Every drop site that a test run can reach, each with its own counter. */
 static void
 test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
@@ -2604,6 +2745,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"check-pkt-len", "[object]", 0, 1, test_check_pkt_len, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
+    {"meter", "[object]", 0, 1, test_meter, OVS_RO},
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
