@@ -17,7 +17,7 @@ PACKAGES="openvswitch-source autoconf automake libtool make gcc patch
   pkg-config python3 python3-sortedcontainers libssl-dev libcap-ng-dev
   clang llvm libbpf-dev libxdp-dev xdp-tools bpftool libnuma-dev
   linux-libc-dev iproute2 ethtool tcpdump iputils-ping netcat-openbsd
-  procps kmod"
+  procps kmod conntrack"
 
 die() {
     echo "build.sh: error: $*" >&2

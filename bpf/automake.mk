@@ -9,6 +9,8 @@ if HAVE_BPF_DATAPATH
 lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.c \
 	lib/dpif-bpf.h \
+	lib/dpif-bpf-ct.c \
+	lib/dpif-bpf-ct.h \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
 	lib/dpif-bpf-linux.c \

@@ -41,6 +41,10 @@
  *     between odp port numbers and ifindexes for the BPF programs, and
  *     attaches the ingress program to each port.
  *
+ *   - dpif-bpf-ct.c answers the conntrack commands (dpctl/dump-conntrack
+ *     and friends) from the kernel's nf_conntrack, which the BPF programs
+ *     use through the conntrack kfuncs.
+ *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
  * bridges of type "system" share "ovs-system".  The datapath lives as long as
  * ovs-vswitchd has it open: without ovs-vswitchd no one would answer its
@@ -63,6 +67,7 @@
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct.h"
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
@@ -1087,13 +1092,13 @@ const struct dpif_class dpif_bpf_class = {
     NULL,                       /* enable_upcall */
     NULL,                       /* disable_upcall */
     dpif_bpf_get_datapath_version,
-    NULL,                       /* ct_dump_start */
-    NULL,                       /* ct_dump_next */
-    NULL,                       /* ct_dump_done */
-    NULL,                       /* ct_flush */
-    NULL,                       /* ct_set_maxconns */
-    NULL,                       /* ct_get_maxconns */
-    NULL,                       /* ct_get_nconns */
+    dpif_bpf_ct_dump_start,
+    dpif_bpf_ct_dump_next,
+    dpif_bpf_ct_dump_done,
+    dpif_bpf_ct_flush,
+    dpif_bpf_ct_set_maxconns,
+    dpif_bpf_ct_get_maxconns,
+    dpif_bpf_ct_get_nconns,
     NULL,                       /* ct_set_tcp_seq_chk */
     NULL,                       /* ct_get_tcp_seq_chk */
     NULL,                       /* ct_set_limits */
