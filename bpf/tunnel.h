@@ -1,0 +1,118 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Tunnel ports: the tunnel metadata of a received packet into the flow key,
+ * and the tunnel key of set(tunnel(...)) onto a packet output to a tunnel
+ * port.  A tunnel port is a kernel tunnel device in collect_md mode
+ * (OVS_BPF_PORT_F_TUNNEL): the device has already parsed and removed the
+ * outer headers of what it hands to the ingress program, and builds them
+ * for what is redirected to it, from the metadata of the skb. */
+
+#ifndef BPF_TUNNEL_H
+#define BPF_TUNNEL_H 1
+
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/maps.h"
+
+/* struct flow_tnl 'flags' of OVS (FLOW_TNL_F_*, include/openvswitch/
+ * packets.h), as the kernel datapath derives them from the device's
+ * TUNNEL_* flags. */
+#define OVS_BPF_FLOW_TNL_F_OAM 0x1
+#define OVS_BPF_FLOW_TNL_F_DONT_FRAGMENT 0x2
+#define OVS_BPF_FLOW_TNL_F_CSUM 0x4
+#define OVS_BPF_FLOW_TNL_F_KEY 0x8
+
+/* The kernel's TUNNEL_* flags as bpf_skb_get_tunnel_key() returns them in
+ * 'tunnel_flags' with BPF_F_TUNINFO_FLAGS (in host order after
+ * bpf_ntohs()). */
+#define OVS_BPF_TUNNEL_CSUM 0x0001
+#define OVS_BPF_TUNNEL_KEY 0x0004
+#define OVS_BPF_TUNNEL_DONT_FRAGMENT 0x0100
+#define OVS_BPF_TUNNEL_OAM 0x0200
+
+static __always_inline __u16
+ovs_bpf_tunnel_flags_to_ovs(__be16 tunnel_flags)
+{
+    __u16 f = bpf_ntohs(tunnel_flags);
+
+    return ((f & OVS_BPF_TUNNEL_CSUM ? OVS_BPF_FLOW_TNL_F_CSUM : 0)
+            | (f & OVS_BPF_TUNNEL_KEY ? OVS_BPF_FLOW_TNL_F_KEY : 0)
+            | (f & OVS_BPF_TUNNEL_DONT_FRAGMENT
+               ? OVS_BPF_FLOW_TNL_F_DONT_FRAGMENT : 0)
+            | (f & OVS_BPF_TUNNEL_OAM ? OVS_BPF_FLOW_TNL_F_OAM : 0));
+}
+
+/* Fills the 'tun_*' fields of 'key' (zero on entry) for a packet received
+ * on the tunnel port 'port'.  The outer UDP source port is not in what
+ * bpf_skb_get_tunnel_key() returns: 'tun_tp_src' stays 0 and 'tun_tp_dst'
+ * is the device's port, the only one it receives on (ofproto wildcards
+ * both in the megaflows of tunnel traffic).  A packet without tunnel
+ * metadata (which a collect_md device never hands over) keeps a zero
+ * tunnel key. */
+static __always_inline void
+ovs_bpf_tunnel_rx(struct __sk_buff *skb, const struct ovs_bpf_port *port,
+                  struct ovs_bpf_flow_key *key)
+{
+    struct bpf_tunnel_key tk;
+    bool ipv6 = false;
+
+    __builtin_memset(&tk, 0, sizeof tk);
+    if (bpf_skb_get_tunnel_key(skb, &tk, sizeof tk, BPF_F_TUNINFO_FLAGS)) {
+        /* -EPROTO: an IPv6 underlay, which needs its own flag. */
+        __builtin_memset(&tk, 0, sizeof tk);
+        if (bpf_skb_get_tunnel_key(skb, &tk, sizeof tk,
+                                   BPF_F_TUNINFO_FLAGS
+                                   | BPF_F_TUNINFO_IPV6)) {
+            return;
+        }
+        ipv6 = true;
+    }
+
+    key->tun_id = bpf_cpu_to_be64((__u64) tk.tunnel_id);
+    if (ipv6) {
+        __builtin_memcpy(key->tun_ipv6_src, tk.remote_ipv6, 16);
+        __builtin_memcpy(key->tun_ipv6_dst, tk.local_ipv6, 16);
+    } else {
+        key->tun_ipv4_src = bpf_htonl(tk.remote_ipv4);
+        key->tun_ipv4_dst = bpf_htonl(tk.local_ipv4);
+    }
+    key->tun_flags = bpf_htons(ovs_bpf_tunnel_flags_to_ovs(tk.tunnel_flags));
+    key->tun_tos = tk.tunnel_tos;
+    key->tun_ttl = tk.tunnel_ttl;
+    key->tun_tp_dst = port->tun_dst_port;
+}
+
+/* Gives the tunnel key of the last set(tunnel(...)) to the skb, for an
+ * output to the tunnel port 'port'.  Returns false if there is none (the
+ * collect_md device would drop the packet: it has nowhere to send it) or
+ * the kernel refused it. */
+static __always_inline bool
+ovs_bpf_tunnel_tx(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
+
+    if (!s || !s->tun_valid) {
+        return false;
+    }
+    return !bpf_skb_set_tunnel_key(skb, &s->tun_key, sizeof s->tun_key,
+                                   s->tun_flags);
+}
+
+#endif /* BPF_TUNNEL_H */
