@@ -47,6 +47,10 @@
 #define OVS_BPF_TUNNEL_DONT_FRAGMENT 0x0100
 #define OVS_BPF_TUNNEL_OAM 0x0200
 
+/* What bpf_skb_get_tunnel_key() returns for an IPv6 tunnel asked for
+ * without BPF_F_TUNINFO_IPV6 (or the reverse). */
+#define OVS_BPF_EPROTO 71
+
 static __always_inline __u16
 ovs_bpf_tunnel_flags_to_ovs(__be16 tunnel_flags)
 {
@@ -72,17 +76,18 @@ ovs_bpf_tunnel_rx(struct __sk_buff *skb, const struct ovs_bpf_port *port,
 {
     struct bpf_tunnel_key tk;
     bool ipv6 = false;
+    long err;
 
-    __builtin_memset(&tk, 0, sizeof tk);
-    if (bpf_skb_get_tunnel_key(skb, &tk, sizeof tk, BPF_F_TUNINFO_FLAGS)) {
-        /* -EPROTO: an IPv6 underlay, which needs its own flag. */
-        __builtin_memset(&tk, 0, sizeof tk);
-        if (bpf_skb_get_tunnel_key(skb, &tk, sizeof tk,
-                                   BPF_F_TUNINFO_FLAGS
-                                   | BPF_F_TUNINFO_IPV6)) {
-            return;
-        }
+    err = bpf_skb_get_tunnel_key(skb, &tk, sizeof tk, BPF_F_TUNINFO_FLAGS);
+    if (err == -OVS_BPF_EPROTO) {
+        /* An IPv6 underlay, which needs its own flag. */
+        err = bpf_skb_get_tunnel_key(skb, &tk, sizeof tk,
+                                     BPF_F_TUNINFO_FLAGS
+                                     | BPF_F_TUNINFO_IPV6);
         ipv6 = true;
+    }
+    if (err) {
+        return;
     }
 
     key->tun_id = bpf_cpu_to_be64((__u64) tk.tunnel_id);
