@@ -250,6 +250,11 @@ struct ovs_bpf_scratch {
     struct bpf_tunnel_key tun_key;
     __u32 tun_flags;
     __u32 tun_valid;
+    /* The same, saved by clone() and restored after its actions, as a
+     * set(tunnel(...)) inside a clone() does not last beyond it. */
+    struct bpf_tunnel_key clone_tun_key;
+    __u32 clone_tun_flags;
+    __u32 clone_tun_valid;
 
     /* How the ingress program, which is also 'tailcalls' slot
      * OVS_BPF_TAILCALL_LOOKUP, was entered: enum ovs_bpf_reentry.  Set

@@ -2555,6 +2555,19 @@ test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "retval %u", r.retval);
     check_drops("IPv6 set_tunnel + 2 outputs", &drops, NO_DROP, 0);
 
+    /* A set(tunnel(...)) inside a clone() does not last beyond it. */
+    acts[0] = ACT(CLONE, .u.nested.n_actions = 2);
+    acts[1] = set_tunnel_act();
+    acts[2] = OUTPUT(TNL_PORT);
+    acts[3] = OUTPUT(TNL_PORT);
+    flow_for(&pkt, acts, 4);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "set_tunnel in clone(): retval %u",
+          r.retval);
+    check_drops("set_tunnel in clone()", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT), 1);
+
     /* A tunnel key is ignored by an output to another port... */
     acts[0] = set_tunnel_act();
     acts[1] = OUTPUT(LO_PORT1);
