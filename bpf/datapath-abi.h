@@ -503,9 +503,6 @@ struct ovs_bpf_dp_config {
 struct ovs_bpf_port {
     __u32 ifindex;              /* Where OUTPUT to this port redirects. */
     __u32 flags;                /* OVS_BPF_PORT_F_*. */
-    __be16 tun_dst_port;        /* OVS_BPF_PORT_F_TUNNEL: its UDP port. */
-    __u16 pad0;
-    __u32 pad1;
 };
 /* Output to this port redirects to the ingress of 'ifindex' instead of its
  * egress (e.g. an internal port implemented as a veth whose host side is

@@ -90,7 +90,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         s->tun_valid = 0;
         port = bpf_map_lookup_elem(&ports, &in_port);
         if (port && port->flags & OVS_BPF_PORT_F_TUNNEL) {
-            ovs_bpf_tunnel_rx(skb, port, &s->key);
+            ovs_bpf_tunnel_rx(skb, &s->key);
         }
     } else if (s->reentry == OVS_BPF_REENTRY_DOWNCALL) {
         s->tun_valid = 0;

@@ -30,6 +30,7 @@
 #include <bpf/bpf_endian.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/maps.h"
+#include "bpf/skb-csum.h"
 
 /* struct flow_tnl 'flags' of OVS (FLOW_TNL_F_*, include/openvswitch/
  * packets.h), as the kernel datapath derives them from the device's
@@ -63,16 +64,54 @@ ovs_bpf_tunnel_flags_to_ovs(__be16 tunnel_flags)
             | (f & OVS_BPF_TUNNEL_OAM ? OVS_BPF_FLOW_TNL_F_OAM : 0));
 }
 
-/* Fills the 'tun_*' fields of 'key' (zero on entry) for a packet received
- * on the tunnel port 'port'.  The outer UDP source port is not in what
- * bpf_skb_get_tunnel_key() returns: 'tun_tp_src' stays 0 and 'tun_tp_dst'
- * is the device's port, the only one it receives on (ofproto wildcards
- * both in the megaflows of tunnel traffic).  A packet without tunnel
- * metadata (which a collect_md device never hands over) keeps a zero
- * tunnel key. */
+/* The UDP ports of the outer header, which bpf_skb_get_tunnel_key() does
+ * not return, are in the tunnel metadata the VXLAN driver attached to the
+ * skb (the 'struct metadata_dst' of its dst, 'u.tun_info.key.tp_src' and
+ * 'tp_dst'): read through bpf_cast_to_kern_ctx() and CO-RE, with
+ * bpf_probe_read_kernel() behind BPF_CORE_READ() for the pointer the dst
+ * is (see bpf/skb-csum.h for why local partial definitions).  The ingress
+ * program calls this only after bpf_skb_get_tunnel_key() found the
+ * metadata, so the dst is a metadata_dst of type METADATA_IP_TUNNEL. */
+struct sk_buff___ovs_tnl {
+    unsigned long _skb_refdst;
+} __attribute__((preserve_access_index));
+
+struct ip_tunnel_key___ovs {
+    __be16 tp_src;
+    __be16 tp_dst;
+} __attribute__((preserve_access_index));
+
+struct ip_tunnel_info___ovs {
+    struct ip_tunnel_key___ovs key;
+} __attribute__((preserve_access_index));
+
+struct metadata_dst___ovs {
+    union {
+        struct ip_tunnel_info___ovs tun_info;
+    } u;
+} __attribute__((preserve_access_index));
+
+#define OVS_BPF_SKB_DST_PTRMASK (~1UL)  /* include/linux/skbuff.h. */
+
 static __always_inline void
-ovs_bpf_tunnel_rx(struct __sk_buff *skb, const struct ovs_bpf_port *port,
-                  struct ovs_bpf_flow_key *key)
+ovs_bpf_tunnel_ports(struct __sk_buff *ctx, struct ovs_bpf_flow_key *key)
+{
+    struct sk_buff___ovs_tnl *skb = bpf_cast_to_kern_ctx(ctx);
+    struct metadata_dst___ovs *md;
+
+    md = (void *) (skb->_skb_refdst & OVS_BPF_SKB_DST_PTRMASK);
+    if (md) {
+        key->tun_tp_src = BPF_CORE_READ(md, u.tun_info.key.tp_src);
+        key->tun_tp_dst = BPF_CORE_READ(md, u.tun_info.key.tp_dst);
+    }
+}
+
+/* Fills the 'tun_*' fields of 'key' (zero on entry) for a packet received
+ * on the tunnel port 'port', as the kernel datapath fills them from the
+ * same metadata.  A packet without tunnel metadata (which a collect_md
+ * device never hands over) keeps a zero tunnel key. */
+static __always_inline void
+ovs_bpf_tunnel_rx(struct __sk_buff *skb, struct ovs_bpf_flow_key *key)
 {
     struct bpf_tunnel_key tk;
     bool ipv6 = false;
@@ -101,7 +140,7 @@ ovs_bpf_tunnel_rx(struct __sk_buff *skb, const struct ovs_bpf_port *port,
     key->tun_flags = bpf_htons(ovs_bpf_tunnel_flags_to_ovs(tk.tunnel_flags));
     key->tun_tos = tk.tunnel_tos;
     key->tun_ttl = tk.tunnel_ttl;
-    key->tun_tp_dst = port->tun_dst_port;
+    ovs_bpf_tunnel_ports(skb, key);
 }
 
 /* Gives the tunnel key of the last set(tunnel(...)) to the skb, for an

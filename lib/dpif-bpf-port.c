@@ -75,7 +75,6 @@ struct dp_bpf_port {
     int attach_ifindex;         /* Where the ingress program runs. */
     char *peer_name;            /* Internal ports: the hidden veth end. */
     char *tnl_dev;              /* Tunnel ports: the device we made. */
-    ovs_be16 tnl_dst_port;      /* Tunnel ports: its UDP port. */
     bool created_qdisc;
 };
 
@@ -243,7 +242,6 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
     const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(netdev);
     int error;
 
-    port->tnl_dst_port = cfg->dst_port;
     port->tnl_dev = (dp->instance[0]
                      ? xasprintf("ovsbpft%08"PRIx32,
                                  hash_string(port->name,
@@ -358,7 +356,6 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
     info.flags = tunnel ? OVS_BPF_PORT_F_TUNNEL : 0;
-    info.tun_dst_port = port->tnl_dst_port;
     error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info,
                                  BPF_ANY)
              ? errno
