@@ -39,10 +39,11 @@
  *           unspecified.
  *
  *   EINVAL  The BPF datapath cannot do this at all: a key attribute or mask
- *           bit that struct ovs_bpf_flow_key cannot hold (tunnel, ct_*,
- *           MPLS labels, NSH, a non-Ethernet packet_type, a partial in_port
+ *           bit that struct ovs_bpf_flow_key cannot hold (tunnel options,
+ *           ct_*, NSH, a non-Ethernet packet_type, a partial in_port
  *           mask...), or an action that needs a feature this datapath does
- *           not have (ct, tunnels, MPLS, NSH, meter, check_pkt_len...).
+ *           not have (ct, tnl_push/tnl_pop, set(tunnel) with Geneve
+ *           options, NSH, meter...).
  *           Reported to ofproto as is, so its feature probing sees the
  *           truth.
  */
