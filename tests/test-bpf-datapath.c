@@ -2515,12 +2515,30 @@ set_tunnel_act(void)
     return a;
 }
 
+/* Runs 'pkt' through a flow with the 'n' actions 'acts' and checks that the
+ * ingress program returned 'retval' and that only the drop counter 'stat'
+ * (NO_DROP for none) moved, by one. */
+static void
+tunnel_case(const char *name, const struct ofpbuf *pkt,
+            const struct ovs_bpf_action *acts, uint32_t n, uint32_t retval,
+            uint32_t stat)
+{
+    struct drops drops;
+    struct run r;
+
+    flow_for(pkt, acts, n);
+    drops_get(&drops);
+    run_ingress(pkt, &r);
+    CHECK(r.retval == retval, "%s: retval %u", name, r.retval);
+    check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
+}
+
 static void
 test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
+    const uint32_t failed = OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT);
     struct ovs_bpf_action acts[4];
     struct ovs_bpf_flow_key key;
-    struct drops drops;
     struct ofpbuf pkt;
     struct run r;
 
@@ -2532,12 +2550,8 @@ test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * (bpf_skb_set_tunnel_key()) and the packet is redirected. */
     acts[0] = set_tunnel_act();
     acts[1] = OUTPUT(TNL_PORT);
-    flow_for(&pkt, acts, 2);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT, "set_tunnel + output: retval %u",
-          r.retval);
-    check_drops("set_tunnel + output", &drops, NO_DROP, 0);
+    tunnel_case("set_tunnel + output", &pkt, acts, 2, TC_ACT_REDIRECT,
+                NO_DROP);
 
     /* IPv6 underlay, and two tunnel outputs (the first one a copy). */
     acts[0] = set_tunnel_act();
@@ -2548,55 +2562,30 @@ test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
     acts[1] = OUTPUT(TNL_PORT);
     acts[2] = set_tunnel_act();
     acts[3] = OUTPUT(TNL_PORT);
-    flow_for(&pkt, acts, 4);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT, "IPv6 set_tunnel + 2 outputs: "
-          "retval %u", r.retval);
-    check_drops("IPv6 set_tunnel + 2 outputs", &drops, NO_DROP, 0);
+    tunnel_case("IPv6 set_tunnel + 2 outputs", &pkt, acts, 4,
+                TC_ACT_REDIRECT, NO_DROP);
 
     /* A set(tunnel(...)) inside a clone() does not last beyond it. */
     acts[0] = ACT(CLONE, .u.nested.n_actions = 2);
     acts[1] = set_tunnel_act();
     acts[2] = OUTPUT(TNL_PORT);
     acts[3] = OUTPUT(TNL_PORT);
-    flow_for(&pkt, acts, 4);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_SHOT, "set_tunnel in clone(): retval %u",
-          r.retval);
-    check_drops("set_tunnel in clone()", &drops,
-                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT), 1);
+    tunnel_case("set_tunnel in clone()", &pkt, acts, 4, TC_ACT_SHOT, failed);
 
     /* A tunnel key is ignored by an output to another port... */
     acts[0] = set_tunnel_act();
     acts[1] = OUTPUT(LO_PORT1);
-    flow_for(&pkt, acts, 2);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT, "set_tunnel + plain output: "
-          "retval %u", r.retval);
-    check_drops("set_tunnel + plain output", &drops, NO_DROP, 0);
+    tunnel_case("set_tunnel + plain output", &pkt, acts, 2, TC_ACT_REDIRECT,
+                NO_DROP);
 
     /* ...and an output to a tunnel port without one fails: the device
      * would have nowhere to send the packet. */
     acts[0] = OUTPUT(TNL_PORT);
-    flow_for(&pkt, acts, 1);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_SHOT, "output without set_tunnel: retval %u",
-          r.retval);
-    check_drops("output without set_tunnel", &drops,
-                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT), 1);
-    acts[0] = OUTPUT(TNL_PORT);
+    tunnel_case("output without set_tunnel", &pkt, acts, 1, TC_ACT_SHOT,
+                failed);
     acts[1] = OUTPUT(LO_PORT1);
-    flow_for(&pkt, acts, 2);
-    drops_get(&drops);
-    run_ingress(&pkt, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT, "copy without set_tunnel: "
-          "retval %u", r.retval);
-    check_drops("copy without set_tunnel", &drops,
-                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_OUTPUT), 1);
+    tunnel_case("copy without set_tunnel", &pkt, acts, 2, TC_ACT_REDIRECT,
+                failed);
 
     /* A packet of a tunnel port without tunnel metadata (a collect_md
      * device hands over none such) keeps a zero tunnel key. */
