@@ -150,6 +150,18 @@ dpif_bpf_link_set_up(int ifindex)
     return error;
 }
 
+/* Returns true if the device 'name' exists and is enslaved to another
+ * device (a bridge, a bond, the kernel datapath's "ovs-system"). */
+bool
+dpif_bpf_link_has_master(const char *name)
+{
+    char *path = xasprintf("/sys/class/net/%s/master", name);
+    bool has_master = !access(path, F_OK);
+
+    free(path);
+    return has_master;
+}
+
 /* The hidden devices (the TAP, the inner ends of internal ports) carry only
  * datapath traffic: keep the kernel from sending IPv6 autoconfiguration
  * packets through them.  Best effort: IPv6 may be disabled altogether. */

@@ -247,8 +247,13 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
                                  hash_string(port->name,
                                              hash_string(dp->instance, 0)))
                      : xstrdup(port->name));
-    /* A device that a killed ovs-vswitchd left behind. */
-    dpif_bpf_link_delete(port->tnl_dev);
+    /* A device that a killed ovs-vswitchd left behind, unless it has a
+     * master: then it is another datapath's (openvswitch.ko enslaves its
+     * own "vxlan_sys_<port>" to "ovs-system"), and the creation below fails
+     * as it would for any other owner of the UDP port. */
+    if (!dpif_bpf_link_has_master(port->tnl_dev)) {
+        dpif_bpf_link_delete(port->tnl_dev);
+    }
     error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
     if (error) {
         VLOG_WARN("%s: cannot create VXLAN device %s for tunnel port %s "
