@@ -97,6 +97,9 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     skb->priority = s->clone_priority;
     skb->mark = s->clone_mark;
     s->key = s->clone_key;
+    s->tun_key = s->clone_tun_key;
+    s->tun_flags = s->clone_tun_flags;
+    s->tun_valid = s->clone_tun_valid;
     return ovs_bpf_run_actions(skb, s, end);
 }
 
@@ -134,6 +137,9 @@ ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     s->clone_priority = skb->priority;
     s->clone_mark = skb->mark;
     s->clone_key = s->key;
+    s->clone_tun_key = s->tun_key;
+    s->clone_tun_flags = s->tun_flags;
+    s->clone_tun_valid = s->tun_valid;
     s->clone_dirty = 0;
     s->clone_end = end;
     s->clone_active = 1;

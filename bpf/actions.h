@@ -46,6 +46,7 @@
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/maps.h"
+#include "bpf/tunnel.h"
 
 #define OVS_BPF_CB_ACTION 0         /* Slot being run. */
 #define OVS_BPF_CB_RECIRC 1         /* Recirculations so far. */
@@ -110,7 +111,9 @@ ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
  * sent (bpf_clone_redirect() fails: the device is gone or refuses the
  * packet, as an ingress redirect of a packet above its MTU) is counted as a
  * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
- * is the kernel's, and counted in the device's statistics. */
+ * is the kernel's, and counted in the device's statistics.  An output to a
+ * tunnel port first gives the packet the tunnel key of the last
+ * set(tunnel(...)) (bpf/tunnel.h); without one, the output fails. */
 static __always_inline int
 ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
 {
@@ -119,6 +122,11 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
 
     if (!port || !port->ifindex) {
         ovs_bpf_drop(OVS_BPF_DROP_NO_PORT);
+        return last ? TC_ACT_SHOT : 0;
+    }
+    if (port->flags & OVS_BPF_PORT_F_TUNNEL && !ovs_bpf_tunnel_tx(skb)) {
+        /* No set(tunnel(...)) before it, or the key was refused. */
+        ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
         return last ? TC_ACT_SHOT : 0;
     }
     flags = port->flags & OVS_BPF_PORT_F_INGRESS ? BPF_F_INGRESS : 0;

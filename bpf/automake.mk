@@ -53,6 +53,7 @@ BPF_INC = \
 	bpf/actions-meta.h \
 	bpf/actions-output.h \
 	bpf/actions-set.h \
+	bpf/actions-tunnel.h \
 	bpf/actions-vlan.h \
 	bpf/csum.h \
 	bpf/datapath-abi.h \
@@ -61,6 +62,7 @@ BPF_INC = \
 	bpf/maps.h \
 	bpf/parse.h \
 	bpf/skb-csum.h \
+	bpf/tunnel.h \
 	bpf/upcall.h
 EXTRA_DIST += $(BPF_SRC) $(BPF_INC)
 CLEANFILES += bpf/datapath.bpf.o bpf/datapath.skel.h

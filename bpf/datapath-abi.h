@@ -300,7 +300,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(SET_PRIORITY, set_priority)      /* u.meta, masked */    \
     OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */    \
     OVS_BPF_ACTION(CHECK_PKT_LEN, check_pkt_len)    /* u.check_pkt_len */ \
-    OVS_BPF_ACTION(METER, meter)                    /* u.meter */
+    OVS_BPF_ACTION(METER, meter)                    /* u.meter */           \
+    OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -409,6 +410,28 @@ struct ovs_bpf_act_meter {
     __u32 id;                   /* Below OVS_BPF_MAX_METERS. */
 };
 
+/* OVS_BPF_ACTION_SET_TUNNEL: set(tunnel(...)), the outer headers for the
+ * next outputs to tunnel ports (OVS_BPF_PORT_F_TUNNEL).  The program keeps
+ * them in the per-CPU scratch area; an output to a tunnel port gives them
+ * to the kernel's collect_md device with bpf_skb_set_tunnel_key() before
+ * redirecting the packet to it, and the device builds the outer headers.
+ * 'flags' are the BPF_F_* flags of bpf_skb_set_tunnel_key()
+ * (BPF_F_TUNINFO_IPV6 for an IPv6 underlay, BPF_F_ZERO_CSUM_TX without
+ * FLOW_TNL_F_CSUM, BPF_F_DONT_FRAGMENT with FLOW_TNL_F_DONT_FRAGMENT); the
+ * UDP ports are the device's (destination) and its hash (source), as with
+ * the kernel datapath's devices. */
+struct ovs_bpf_act_tunnel {
+    __be64 tun_id;
+    __be32 ipv4_src;            /* 0: the route's source address. */
+    __be32 ipv4_dst;
+    __u8 ipv6_src[16];          /* With BPF_F_TUNINFO_IPV6. */
+    __u8 ipv6_dst[16];          /* With BPF_F_TUNINFO_IPV6. */
+    __u8 tos;
+    __u8 ttl;                   /* 0: the device's default. */
+    __be16 tp_dst;              /* What set(tunnel) asked for (shown only). */
+    __u32 flags;                /* BPF_F_* of bpf_skb_set_tunnel_key(). */
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -429,6 +452,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_meta meta;
         struct ovs_bpf_act_check_pkt_len check_pkt_len;
         struct ovs_bpf_act_meter meter;
+        struct ovs_bpf_act_tunnel tunnel;
         __u8 raw[56];
     } u;
 };
@@ -497,6 +521,12 @@ struct ovs_bpf_port {
  * egress (e.g. an internal port implemented as a veth whose host side is
  * the device the user sees). */
 #define OVS_BPF_PORT_F_INGRESS (1u << 0)
+/* The port is a tunnel device in collect_md mode (a VXLAN device created
+ * with "external"): the ingress program fills the key's 'tun_*' fields
+ * from the tunnel metadata the device attached to the packet
+ * (bpf_skb_get_tunnel_key()), and an output to it applies the tunnel key
+ * of the last OVS_BPF_ACTION_SET_TUNNEL (without one, the output fails). */
+#define OVS_BPF_PORT_F_TUNNEL (1u << 1)
 
 /* How the ingress program finds 'in_port' from the ifindex of the device
  * that received the packet.  For an ifindex below

@@ -50,6 +50,8 @@
 #include "bpf/actions-clone.h"
 #include "bpf/actions-meter.h"
 #include "bpf/actions-pktlen.h"
+#include "bpf/actions-tunnel.h"
+#include "bpf/tunnel.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -65,6 +67,7 @@ SEC("tc")
 int
 ovs_bpf_ingress(struct __sk_buff *skb)
 {
+    struct ovs_bpf_port *port;
     struct ovs_bpf_scratch *s;
     bool downcall;
     __u32 in_port;
@@ -85,6 +88,13 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         s->key.dp_hash = 0;
         __builtin_memset((__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS, 0,
                          sizeof s->key - OVS_BPF_KEY_CT_TUN_OFS);
+        s->tun_valid = 0;
+        port = bpf_map_lookup_elem(&ports, &in_port);
+        if (port && port->flags & OVS_BPF_PORT_F_TUNNEL) {
+            ovs_bpf_tunnel_rx(skb, &s->key);
+        }
+    } else if (s->reentry == OVS_BPF_REENTRY_DOWNCALL) {
+        s->tun_valid = 0;
     }
     /* Otherwise, tail called by the recirc action or by the downcall
      * program: 'key' has the metadata of this pass.
@@ -255,6 +265,13 @@ int
 ovs_bpf_meter_packet(struct __sk_buff *skb)
 {
     return ovs_bpf_meter_packet__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_tunnel(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_tunnel__(skb);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

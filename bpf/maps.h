@@ -251,6 +251,21 @@ struct ovs_bpf_scratch {
 
     struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
 
+    /* The tunnel key of the last OVS_BPF_ACTION_SET_TUNNEL of this packet,
+     * ready for bpf_skb_set_tunnel_key() with 'tun_flags', for the outputs
+     * to tunnel ports (bpf/tunnel.h).  'tun_valid' is cleared for every
+     * packet that enters from a port or a downcall and kept across
+     * recirculation, as the kernel datapath keeps a set(tunnel) in the
+     * skb. */
+    struct bpf_tunnel_key tun_key;
+    __u32 tun_flags;
+    __u32 tun_valid;
+    /* The same, saved by clone() and restored after its actions, as a
+     * set(tunnel(...)) inside a clone() does not last beyond it. */
+    struct bpf_tunnel_key clone_tun_key;
+    __u32 clone_tun_flags;
+    __u32 clone_tun_valid;
+
     /* How the ingress program, which is also 'tailcalls' slot
      * OVS_BPF_TAILCALL_LOOKUP, was entered: enum ovs_bpf_reentry.  Set
      * just before the tail call, cleared by the ingress program.  A tail

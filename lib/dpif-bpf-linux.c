@@ -15,8 +15,8 @@
  */
 
 /* The Linux plumbing of the BPF datapath: the rtnetlink requests that create,
- * bring up and delete its devices (the veth pairs of internal ports) and the
- * downcall TAP device. */
+ * bring up and delete its devices (the veth pairs of internal ports, the
+ * VXLAN devices of tunnel ports) and the downcall TAP device. */
 
 #include <config.h>
 
@@ -83,6 +83,44 @@ dpif_bpf_veth_create(const char *name, const char *peer)
     return error;
 }
 
+/* Creates the VXLAN device 'name' in collect_md mode on UDP port 'dst_port',
+ * up, as the kernel datapath creates its "vxlan_sys_<port>" devices
+ * (lib/dpif-netlink-rtnl.c): "external" (the tunnel endpoints and VNI of
+ * each packet come from its metadata: bpf_skb_set_tunnel_key() on output,
+ * bpf_skb_get_tunnel_key() on input), no learning, IPv6 packets with a zero
+ * UDP checksum accepted, and the largest MTU tunnels take.  The UDP
+ * checksum of what it sends is set per packet, by the tunnel key's flags. */
+int
+dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port)
+{
+    /* As the kernel datapath's: a little below UINT16_MAX, which some
+     * tunnel devices refuse. */
+    enum { MAX_MTU = 65000 };
+    size_t linkinfo, data;
+    struct ofpbuf msg;
+    int error;
+
+    ofpbuf_init(&msg, 256);
+    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK,
+                        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    rtnl_put_ifinfomsg(&msg, 0, IFF_UP, IFF_UP);
+    nl_msg_put_string(&msg, IFLA_IFNAME, name);
+    nl_msg_put_u32(&msg, IFLA_MTU, MAX_MTU);
+    linkinfo = nl_msg_start_nested(&msg, IFLA_LINKINFO);
+    nl_msg_put_string(&msg, IFLA_INFO_KIND, "vxlan");
+    data = nl_msg_start_nested(&msg, IFLA_INFO_DATA);
+    nl_msg_put_u8(&msg, IFLA_VXLAN_LEARNING, 0);
+    nl_msg_put_u8(&msg, IFLA_VXLAN_COLLECT_METADATA, 1);
+    nl_msg_put_u8(&msg, IFLA_VXLAN_UDP_ZERO_CSUM6_RX, 1);
+    nl_msg_put_be16(&msg, IFLA_VXLAN_PORT, dst_port);
+    nl_msg_end_nested(&msg, data);
+    nl_msg_end_nested(&msg, linkinfo);
+
+    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
 int
 dpif_bpf_link_delete(const char *name)
 {
@@ -110,6 +148,18 @@ dpif_bpf_link_set_up(int ifindex)
     error = nl_transact(NETLINK_ROUTE, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
+}
+
+/* Returns true if the device 'name' exists and is enslaved to another
+ * device (a bridge, a bond, the kernel datapath's "ovs-system"). */
+bool
+dpif_bpf_link_has_master(const char *name)
+{
+    char *path = xasprintf("/sys/class/net/%s/master", name);
+    bool has_master = !access(path, F_OK);
+
+    free(path);
+    return has_master;
 }
 
 /* The hidden devices (the TAP, the inner ends of internal ports) carry only

@@ -21,8 +21,14 @@
  * /dev/net/tun.  Each function returns 0 or a positive errno value, except
  * dpif_bpf_link_disable_ipv6(), which is best effort. */
 
+#include <stdbool.h>
+
+#include "openvswitch/types.h"
+
 int dpif_bpf_veth_create(const char *name, const char *peer);
+int dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port);
 int dpif_bpf_link_delete(const char *name);
+bool dpif_bpf_link_has_master(const char *name);
 int dpif_bpf_link_set_up(int ifindex);
 void dpif_bpf_link_disable_ipv6(const char *name);
 

@@ -19,6 +19,7 @@
 #include "dpif-bpf-odp.h"
 
 #include <errno.h>
+#include <linux/bpf.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -68,6 +69,68 @@ dpif_bpf_odp_support(struct odp_support *support)
 
 BUILD_ASSERT_DECL(OVS_BPF_MAX_MPLS_LABELS == FLOW_MAX_MPLS_LABELS);
 
+/* The tunnel metadata that the BPF key holds: what a VXLAN device in
+ * collect_md mode reports (bpf/tunnel.h).  The flags are FLOW_TNL_F_*, in
+ * network byte order in the key.  Geneve options, GBP, ERSPAN and GTP-U
+ * fields have no place in it. */
+static void
+tunnel_to_bpf(const struct flow_tnl *t, struct ovs_bpf_flow_key *k)
+{
+    k->tun_id = t->tun_id;
+    k->tun_ipv4_src = t->ip_src;
+    k->tun_ipv4_dst = t->ip_dst;
+    memcpy(k->tun_ipv6_src, &t->ipv6_src, 16);
+    memcpy(k->tun_ipv6_dst, &t->ipv6_dst, 16);
+    k->tun_flags = htons(t->flags & FLOW_TNL_F_MASK);
+    k->tun_tos = t->ip_tos;
+    k->tun_ttl = t->ip_ttl;
+    k->tun_tp_src = t->tp_src;
+    k->tun_tp_dst = t->tp_dst;
+}
+
+/* The inverse of tunnel_to_bpf(): leaves the fields of 't' that the BPF key
+ * does not hold alone (FLOW_TNL_F_UDPIF among the flags). */
+static void
+bpf_to_tunnel(const struct ovs_bpf_flow_key *k, struct flow_tnl *t)
+{
+    t->tun_id = k->tun_id;
+    t->ip_src = k->tun_ipv4_src;
+    t->ip_dst = k->tun_ipv4_dst;
+    memcpy(&t->ipv6_src, k->tun_ipv6_src, 16);
+    memcpy(&t->ipv6_dst, k->tun_ipv6_dst, 16);
+    t->flags = ((t->flags & ~FLOW_TNL_F_MASK)
+                | (ntohs(k->tun_flags) & FLOW_TNL_F_MASK));
+    t->ip_tos = k->tun_tos;
+    t->ip_ttl = k->tun_ttl;
+    t->tp_src = k->tun_tp_src;
+    t->tp_dst = k->tun_tp_dst;
+}
+
+void
+dpif_bpf_key_meta_to_tunnel(const uint8_t *key_meta,
+                            struct flow_tnl *tnl)
+{
+    struct ovs_bpf_flow_key k;
+
+    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
+           OVS_BPF_KEY_CT_TUN_LEN);
+    memset(tnl, 0, sizeof *tnl);
+    bpf_to_tunnel(&k, tnl);
+}
+
+void
+dpif_bpf_tunnel_to_key_meta(const struct flow_tnl *tnl,
+                            uint8_t *key_meta)
+{
+    struct ovs_bpf_flow_key k;
+
+    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
+           OVS_BPF_KEY_CT_TUN_LEN);
+    tunnel_to_bpf(tnl, &k);
+    memcpy(key_meta, (uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS,
+           OVS_BPF_KEY_CT_TUN_LEN);
+}
+
 /* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
  * for keys and, with 'f' a mask, for masks.  'mpls' says whether the key is
  * that of an MPLS packet: its 'mpls_lse' then takes the bytes of
@@ -114,6 +177,8 @@ flow_fields_to_bpf(const struct flow *f, bool mpls,
     memcpy(k->arp_sha, f->arp_sha.ea, ETH_ADDR_LEN);
     memcpy(k->arp_tha, f->arp_tha.ea, ETH_ADDR_LEN);
     memcpy(k->nd_target, &f->nd_target, 16);
+
+    tunnel_to_bpf(&f->tunnel, k);
 }
 
 /* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
@@ -158,6 +223,8 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
     memcpy(f->arp_sha.ea, k->arp_sha, ETH_ADDR_LEN);
     memcpy(f->arp_tha.ea, k->arp_tha, ETH_ADDR_LEN);
     memcpy(&f->nd_target, k->nd_target, 16);
+
+    bpf_to_tunnel(k, &f->tunnel);
 }
 
 /* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
@@ -199,7 +266,9 @@ and_bytes(void *dst_, const void *mask_, size_t n)
 
 /* Checks the fields of 'm' (the mask of 'flow') that the BPF key cannot
  * hold.  Some are metadata that a packet of the BPF datapath never has: no
- * tunnel, no conntrack.  They are always zero, so matching them with zero,
+ * conntrack, no tunnel options (Geneve TLVs, GBP, ERSPAN, GTP-U: its
+ * tunnel ports are VXLAN devices).  They are always zero, so matching them
+ * with zero,
  * which exact-match keys do (see flow_wildcards_init_for_packet()), matches
  * every packet and is accepted.  Every other field must be wildcarded.
  * Clears the accepted fields from 'm'. */
@@ -211,6 +280,8 @@ check_unsupported(const struct flow *flow, struct flow *m)
      ? (memset(&m->FIELD, 0, sizeof m->FIELD), true)                   \
      : false)
 
+    /* Not a field: the table that gives the option layout. */
+    m->tunnel.metadata.tab = NULL;
     if (!ZERO_UNDER_MASK(tunnel)
         || !ZERO_UNDER_MASK(ct_state)
         || !ZERO_UNDER_MASK(ct_nw_proto)
@@ -755,6 +826,62 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
     }
 }
 
+int
+dpif_bpf_tunnel_action(const struct flow_tnl *tnl,
+                       struct ovs_bpf_action *slot)
+{
+    struct ovs_bpf_act_tunnel *t;
+    bool ipv6 = !tnl->ip_dst;
+
+    if ((ipv6 && !ipv6_addr_is_set(&tnl->ipv6_dst))
+        || (!ipv6 && ipv6_addr_is_set(&tnl->ipv6_src))
+        || (ipv6 && tnl->ip_src)
+        || tnl->flags & ~(FLOW_TNL_F_DONT_FRAGMENT | FLOW_TNL_F_CSUM
+                          | FLOW_TNL_F_KEY)
+        || tnl->metadata.present.map || tnl->gbp_id || tnl->gbp_flags
+        || tnl->erspan_ver || tnl->erspan_idx || tnl->erspan_dir
+        || tnl->erspan_hwid || tnl->gtpu_flags || tnl->gtpu_msgtype) {
+        return EINVAL;
+    }
+
+    memset(slot, 0, sizeof *slot);
+    slot->type = OVS_BPF_ACTION_SET_TUNNEL;
+    t = &slot->u.tunnel;
+    t->tun_id = tnl->tun_id;
+    if (ipv6) {
+        memcpy(t->ipv6_src, &tnl->ipv6_src, 16);
+        memcpy(t->ipv6_dst, &tnl->ipv6_dst, 16);
+        t->flags |= BPF_F_TUNINFO_IPV6;
+    } else {
+        t->ipv4_src = tnl->ip_src;
+        t->ipv4_dst = tnl->ip_dst;
+    }
+    t->tos = tnl->ip_tos;
+    t->ttl = tnl->ip_ttl;
+    t->tp_dst = tnl->tp_dst;
+    if (!(tnl->flags & FLOW_TNL_F_CSUM)) {
+        t->flags |= BPF_F_ZERO_CSUM_TX;
+    }
+    if (tnl->flags & FLOW_TNL_F_DONT_FRAGMENT) {
+        t->flags |= BPF_F_DONT_FRAGMENT;
+    }
+    return 0;
+}
+
+/* Translates set(tunnel(...)) 'a' (the OVS_KEY_ATTR_TUNNEL attribute) into
+ * an OVS_BPF_ACTION_SET_TUNNEL slot, see dpif_bpf_tunnel_action(). */
+static int
+xlate_set_tunnel(struct act_xlate *x, const struct nlattr *a)
+{
+    struct flow_tnl tnl;
+
+    if (odp_tun_key_from_attr(a, &tnl, NULL) != ODP_FIT_PERFECT) {
+        return EINVAL;
+    }
+    return dpif_bpf_tunnel_action(&tnl,
+                                  new_slot(x, OVS_BPF_ACTION_SET_TUNNEL));
+}
+
 /* Returns the length of the argument of actions 'type' that this file
  * translates, or -1 if it is variable or the action is not translated. */
 static int
@@ -1022,7 +1149,11 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 || key->nla_len < NLA_HDRLEN) {
                 return EINVAL;
             }
-            if (type == OVS_ACTION_ATTR_SET) {
+            if (nl_attr_type(key) == OVS_KEY_ATTR_TUNNEL) {
+                /* Only set(tunnel(...)) exists, as in the kernel. */
+                error = (type == OVS_ACTION_ATTR_SET
+                         ? xlate_set_tunnel(x, key) : EINVAL);
+            } else if (type == OVS_ACTION_ATTR_SET) {
                 if (size > sizeof ones) {
                     return EINVAL;
                 }
@@ -1348,6 +1479,26 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
     format_eth(s, "arp_tha", k->arp_tha, m->arp_tha);
     format_ipv6(s, "nd_target", k->nd_target, m->nd_target);
 
+    if (m->tun_id) {
+        ds_put_format(s, "tun_id=%#"PRIx64, ntohll(k->tun_id));
+        if (m->tun_id != OVS_BE64_MAX) {
+            ds_put_format(s, "/%#"PRIx64, ntohll(m->tun_id));
+        }
+        ds_put_char(s, ',');
+    }
+    format_ipv4(s, "tun_ipv4_src", k->tun_ipv4_src, m->tun_ipv4_src);
+    format_ipv4(s, "tun_ipv4_dst", k->tun_ipv4_dst, m->tun_ipv4_dst);
+    format_ipv6(s, "tun_ipv6_src", k->tun_ipv6_src, m->tun_ipv6_src);
+    format_ipv6(s, "tun_ipv6_dst", k->tun_ipv6_dst, m->tun_ipv6_dst);
+    format_uint(s, "tun_flags", ntohs(k->tun_flags), ntohs(m->tun_flags),
+                FLOW_TNL_F_MASK, true);
+    format_uint(s, "tun_tos", k->tun_tos, m->tun_tos, UINT8_MAX, true);
+    format_uint(s, "tun_ttl", k->tun_ttl, m->tun_ttl, UINT8_MAX, false);
+    format_uint(s, "tun_tp_src", ntohs(k->tun_tp_src), ntohs(m->tun_tp_src),
+                UINT16_MAX, false);
+    format_uint(s, "tun_tp_dst", ntohs(k->tun_tp_dst), ntohs(m->tun_tp_dst),
+                UINT16_MAX, false);
+
     if (s->length > start) {
         ds_chomp(s, ',');
     } else {
@@ -1488,6 +1639,29 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_METER:
             ds_put_format(s, "(%"PRIu32")", a->u.meter.id);
             break;
+        case OVS_BPF_ACTION_SET_TUNNEL: {
+            const struct ovs_bpf_act_tunnel *t = &a->u.tunnel;
+
+            ds_put_format(s, "(tun_id=%#"PRIx64",", ntohll(t->tun_id));
+            if (t->flags & BPF_F_TUNINFO_IPV6) {
+                struct in6_addr addr;
+
+                memcpy(&addr, t->ipv6_src, 16);
+                ds_put_cstr(s, "ipv6_src=");
+                ipv6_format_addr(&addr, s);
+                memcpy(&addr, t->ipv6_dst, 16);
+                ds_put_cstr(s, ",ipv6_dst=");
+                ipv6_format_addr(&addr, s);
+            } else {
+                ds_put_format(s, "src="IP_FMT",dst="IP_FMT,
+                              IP_ARGS(t->ipv4_src), IP_ARGS(t->ipv4_dst));
+            }
+            ds_put_format(s, ",tos=%#x,ttl=%u,tp_dst=%u,%scsum%s)",
+                          t->tos, t->ttl, ntohs(t->tp_dst),
+                          t->flags & BPF_F_ZERO_CSUM_TX ? "no" : "",
+                          t->flags & BPF_F_DONT_FRAGMENT ? ",df" : "");
+            break;
+        }
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:
         case __OVS_BPF_ACTION_MAX:

@@ -39,10 +39,11 @@
  *           unspecified.
  *
  *   EINVAL  The BPF datapath cannot do this at all: a key attribute or mask
- *           bit that struct ovs_bpf_flow_key cannot hold (tunnel, ct_*,
- *           MPLS labels, NSH, a non-Ethernet packet_type, a partial in_port
+ *           bit that struct ovs_bpf_flow_key cannot hold (tunnel options,
+ *           ct_*, NSH, a non-Ethernet packet_type, a partial in_port
  *           mask...), or an action that needs a feature this datapath does
- *           not have (ct, tunnels, MPLS, NSH, meter, check_pkt_len...).
+ *           not have (ct, tnl_push/tnl_pop, set(tunnel) with Geneve
+ *           options, NSH, meter...).
  *           Reported to ofproto as is, so its feature probing sees the
  *           truth.
  */
@@ -56,6 +57,7 @@
 
 struct ds;
 struct flow;
+struct flow_tnl;
 struct flow_wildcards;
 struct nlattr;
 struct odp_support;
@@ -67,6 +69,24 @@ struct ofpbuf;
 void dpif_bpf_odp_support(struct odp_support *);
 
 /* Keys and masks. */
+
+/* The tunnel metadata in the key's metadata block ('key_meta' of an upcall
+ * or a downcall, OVS_BPF_KEY_CT_TUN_LEN bytes from OVS_BPF_KEY_CT_TUN_OFS of
+ * struct ovs_bpf_flow_key) to and from OVS's struct flow_tnl.  The second
+ * leaves the rest of the block (conntrack) as it is. */
+void dpif_bpf_key_meta_to_tunnel(const uint8_t *key_meta,
+                                 struct flow_tnl *);
+void dpif_bpf_tunnel_to_key_meta(const struct flow_tnl *,
+                                 uint8_t *key_meta);
+
+/* Makes '*slot' the OVS_BPF_ACTION_SET_TUNNEL of set(tunnel(...)) with
+ * 'tnl'.  Returns EINVAL for what bpf_skb_set_tunnel_key() cannot give a
+ * VXLAN device: Geneve options, GBP, ERSPAN and GTP-U fields, the OAM
+ * flag, no destination.  The UDP ports are the device's, as for the kernel
+ * datapath's VXLAN devices, which ignore 'tp_src' too; ofproto puts the
+ * port's 'dst_port' in 'tp_dst' and outputs to the device of that port. */
+int dpif_bpf_tunnel_action(const struct flow_tnl *tnl,
+                           struct ovs_bpf_action *slot);
 
 /* Translates the ODP flow key 'key' (of 'key_len' bytes) and its mask
  * 'mask' (of 'mask_len' bytes; 'mask_len' == 0 means exact match of every

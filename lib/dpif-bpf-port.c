@@ -24,7 +24,16 @@
  * user sees has the port's name, the hidden end (named "ovsbpf<hash>") has
  * the ingress program, and output to the port is a redirect to the hidden
  * end, so that the packet arrives on the visible one (dpif-bpf-linux.c
- * creates the pair). */
+ * creates the pair).
+ *
+ * A tunnel port ("vxlan") is a VXLAN device in collect_md mode that the
+ * datapath creates, as the kernel datapath does: one datapath port per UDP
+ * port, named as OVS names it ("vxlan_sys_4789"), which every OVS tunnel
+ * port with that 'dst_port' shares (ofproto tells them apart by the tunnel
+ * metadata).  The ingress program runs at its TC ingress and reads the
+ * tunnel metadata of what it receives; output to it gives the packet the
+ * tunnel key of set(tunnel(...)) and redirects it to its egress, where the
+ * device encapsulates it (see bpf/tunnel.h). */
 
 #include <config.h>
 
@@ -43,6 +52,7 @@
 #include "dpif-provider.h"
 #include "hash.h"
 #include "netdev.h"
+#include "netdev-vport.h"
 #include "odp-util.h"
 #include "openvswitch/hmap.h"
 #include "openvswitch/vlog.h"
@@ -57,13 +67,14 @@ struct dp_bpf_port {
     struct hmap_node node;      /* In struct dp_bpf's 'ports'. */
     odp_port_t port_no;
     char *name;
-    char *type;                 /* "system", "internal" or "tap". */
+    char *type;                 /* "system", "internal", "tap", "vxlan". */
     struct netdev *netdev;
     struct netdev_saved_flags *sf;
 
     int ifindex;                /* The device the user sees. */
     int attach_ifindex;         /* Where the ingress program runs. */
     char *peer_name;            /* Internal ports: the hidden veth end. */
+    char *tnl_dev;              /* Tunnel ports: the device we made. */
     bool created_qdisc;
 };
 
@@ -172,6 +183,9 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
         /* Deleting one end of a veth pair deletes both. */
         dpif_bpf_link_delete(port->peer_name);
     }
+    if (port->tnl_dev) {
+        dpif_bpf_link_delete(port->tnl_dev);
+    }
     netdev_restore_flags(port->sf);
     netdev_close(port->netdev);
 
@@ -180,23 +194,103 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     free(port->name);
     free(port->type);
     free(port->peer_name);
+    free(port->tnl_dev);
     free(port);
+}
+
+/* Returns the name of the datapath port of 'netdev': its own, or for a
+ * tunnel port the one that OVS gives the shared device of its type and UDP
+ * port ("vxlan_sys_4789"), in 'namebuf'. */
+static const char *
+dp_bpf_port_name(const struct netdev *netdev,
+                 char namebuf[NETDEV_VPORT_NAME_BUFSIZE])
+{
+    return netdev_vport_get_dpif_port(netdev, namebuf,
+                                      NETDEV_VPORT_NAME_BUFSIZE);
+}
+
+/* Checks that the BPF datapath can make the tunnel port of 'netdev'. */
+static int
+dp_bpf_tunnel_check(const struct dp_bpf *dp, const struct netdev *netdev,
+                    const char *name, const char *type)
+{
+    const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(netdev);
+
+    if (strcmp(type, "vxlan")) {
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath supports "
+                     "tunnel ports of type vxlan only, not %s", dp->name,
+                     name, type);
+        return EOPNOTSUPP;
+    }
+    if (!cfg || cfg->exts) {
+        /* GBP and GPE would need the tunnel options or another device. */
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
+                     "support VXLAN extensions (options:exts)", dp->name,
+                     name);
+        return EOPNOTSUPP;
+    }
+    return 0;
+}
+
+/* Creates the VXLAN device of tunnel port 'port', named 'port->name' (or,
+ * with OVS_BPF_INSTANCE, a name of its own: a sandbox must not take
+ * another's device). */
+static int
+dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
+                     const struct netdev *netdev)
+{
+    const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(netdev);
+    int error;
+
+    port->tnl_dev = (dp->instance[0]
+                     ? xasprintf("ovsbpft%08"PRIx32,
+                                 hash_string(port->name,
+                                             hash_string(dp->instance, 0)))
+                     : xstrdup(port->name));
+    /* A device that a killed ovs-vswitchd left behind, unless it has a
+     * master: then it is another datapath's (openvswitch.ko enslaves its
+     * own "vxlan_sys_<port>" to "ovs-system"), and the creation below fails
+     * as it would for any other owner of the UDP port. */
+    if (!dpif_bpf_link_has_master(port->tnl_dev)) {
+        dpif_bpf_link_delete(port->tnl_dev);
+    }
+    error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+    if (error) {
+        VLOG_WARN("%s: cannot create VXLAN device %s for tunnel port %s "
+                  "(%s)", dp->name, port->tnl_dev, port->name,
+                  ovs_strerror(error));
+        free(port->tnl_dev);
+        port->tnl_dev = NULL;
+        return error;
+    }
+    /* Only tunnel traffic goes through it. */
+    dpif_bpf_link_disable_ipv6(port->tnl_dev);
+    port->ifindex = port->attach_ifindex = if_nametoindex(port->tnl_dev);
+    return 0;
 }
 
 static int
 dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     OVS_REQUIRES(dp->mutex)
 {
-    const char *name = netdev_get_name(netdev);
+    char namebuf[NETDEV_VPORT_NAME_BUFSIZE];
+    const char *name = dp_bpf_port_name(netdev, namebuf);
     const char *type = netdev_get_type(netdev);
+    bool tunnel = netdev_get_tunnel_config(netdev) != NULL;
     struct ovs_bpf_port info;
     struct dp_bpf_port *port;
     uint32_t port_no32 = odp_to_u32(port_no);
     uint32_t attach_ifindex;
     int error;
 
-    if (strcmp(type, "system") && strcmp(type, "internal")
-        && strcmp(type, "tap")) {
+    if (tunnel) {
+        error = dp_bpf_tunnel_check(dp, netdev, netdev_get_name(netdev),
+                                    type);
+        if (error) {
+            return error;
+        }
+    } else if (strcmp(type, "system") && strcmp(type, "internal")
+               && strcmp(type, "tap")) {
         VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
                      "support ports of type %s", dp->name, name, type);
         return EOPNOTSUPP;
@@ -209,7 +303,12 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     port->netdev = netdev_ref(netdev);
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
 
-    if (!strcmp(type, "internal")) {
+    if (tunnel) {
+        error = dp_bpf_tunnel_create(dp, port, netdev);
+        if (error) {
+            goto error;
+        }
+    } else if (!strcmp(type, "internal")) {
         port->peer_name = xasprintf("ovsbpf%08"PRIx32,
                                     hash_string(name,
                                                 hash_string(dp->instance, 0)));
@@ -245,7 +344,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         goto error;
     }
 
-    if (strcmp(type, "internal")) {
+    if (strcmp(type, "internal") && !tunnel) {
         /* As the kernel datapath does: a port receives every frame. */
         error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
         if (error) {
@@ -261,7 +360,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     attach_ifindex = port->attach_ifindex;
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
-    info.flags = 0;
+    info.flags = tunnel ? OVS_BPF_PORT_F_TUNNEL : 0;
     error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info,
                                  BPF_ANY)
              ? errno
@@ -273,7 +372,8 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     }
 
     error = dpif_bpf_tc_attach(port->attach_ifindex,
-                               port->peer_name ? port->peer_name : name,
+                               (port->peer_name ? port->peer_name
+                                : port->tnl_dev ? port->tnl_dev : name),
                                dp->obj->ingress_prog_fd,
                                &port->created_qdisc);
     if (error) {
@@ -299,11 +399,12 @@ int
 dpif_bpf_port_add(struct dpif *dpif, struct netdev *netdev,
                   odp_port_t *port_nop)
 {
+    char namebuf[NETDEV_VPORT_NAME_BUFSIZE];
     struct dp_bpf *dp = get_dp_bpf(dpif);
     int error;
 
     ovs_mutex_lock(&dp->mutex);
-    if (dp_bpf_lookup_port_by_name(dp, netdev_get_name(netdev))) {
+    if (dp_bpf_lookup_port_by_name(dp, dp_bpf_port_name(netdev, namebuf))) {
         error = EEXIST;
     } else if (*port_nop != ODPP_NONE) {
         if (odp_to_u32(*port_nop) >= OVS_BPF_MAX_PORTS) {

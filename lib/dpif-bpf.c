@@ -487,7 +487,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
                 const struct ovs_bpf_action *actions, uint32_t n_actions)
 {
     const struct pkt_metadata *md = &packet->md;
-    static const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
+    uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
     struct ovs_bpf_downcall dc;
     size_t len, n_iov;
@@ -509,7 +509,12 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
-    /* No conntrack or tunnel metadata goes down yet. */
+    /* The tunnel metadata of the packet (what it was received with), for
+     * the lookups after a recirculation.  No conntrack metadata yet. */
+    memset(key_meta, 0, sizeof key_meta);
+    if (flow_tnl_dst_is_set(&md->tunnel)) {
+        dpif_bpf_tunnel_to_key_meta(&md->tunnel, key_meta);
+    }
     n_iov = dpif_bpf_downcall_iov(iov, dp_packet_data(packet), len,
                                   actions, n_actions, key_meta, &dc);
 
@@ -532,10 +537,11 @@ static void
 dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
                   const struct nlattr *action, bool should_steal)
 {
-    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    /* One more than the actions of one ODP action: a set_tunnel slot. */
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS + 1];
     struct dp_bpf *dp = dp_;
     struct dp_packet *packet;
-    uint32_t n_slots;
+    uint32_t n_slots, n_slots_;
     int error;
 
     if (nl_attr_type(action) == OVS_ACTION_ATTR_METER) {
@@ -548,8 +554,19 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
         return;
     }
 
+    /* odp_execute_actions() ran set(tunnel(...)) on the packet's metadata:
+     * an output to a tunnel port needs it as an action.  Harmless for any
+     * other action. */
+    n_slots = 0;
+    packet = batch->count ? batch->packets[0] : NULL;
+    if (packet && flow_tnl_dst_is_set(&packet->md.tunnel)
+        && nl_attr_type(action) == OVS_ACTION_ATTR_OUTPUT
+        && !dpif_bpf_tunnel_action(&packet->md.tunnel, &slots[0])) {
+        n_slots = 1;
+    }
     error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
-                                    slots, &n_slots);
+                                    slots + n_slots, &n_slots_);
+    n_slots += n_slots_;
     if (error) {
         VLOG_WARN_RL(&rl, "%s: action type %"PRIu16" cannot be executed "
                      "(%s)", dp->name, nl_attr_type(action),
