@@ -21,12 +21,17 @@
  * /dev/net/tun.  Each function returns 0 or a positive errno value, except
  * dpif_bpf_link_disable_ipv6(), which is best effort. */
 
+#include <stdbool.h>
+
 int dpif_bpf_veth_create(const char *name, const char *peer);
 int dpif_bpf_link_delete(const char *name);
 int dpif_bpf_link_set_up(int ifindex);
+int dpif_bpf_link_set_promisc(int ifindex, bool on);
+bool dpif_bpf_link_is_promisc(const char *name);
 void dpif_bpf_link_disable_ipv6(const char *name);
 
 int dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
                       int *ifindexp);
+void dpif_bpf_tap_close(int fd, bool remove);
 
 #endif /* dpif-bpf-linux.h */

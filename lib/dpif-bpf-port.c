@@ -35,6 +35,7 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/datapath-abi.h"
 #include "dpif-bpf-linux.h"
@@ -58,14 +59,36 @@ struct dp_bpf_port {
     odp_port_t port_no;
     char *name;
     char *type;                 /* "system", "internal" or "tap". */
-    struct netdev *netdev;
-    struct netdev_saved_flags *sf;
+    bool promisc_ours;          /* We turned promiscuous mode on. */
 
     int ifindex;                /* The device the user sees. */
     int attach_ifindex;         /* Where the ingress program runs. */
     char *peer_name;            /* Internal ports: the hidden veth end. */
     bool created_qdisc;
 };
+
+/* Saves 'port' in the map of ovs-vswitchd's state, for the next
+ * ovs-vswitchd (see dp_bpf_ports_adopt()). */
+static int
+dp_bpf_port_save(struct dp_bpf *dp, const struct dp_bpf_port *port)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    struct dpif_bpf_saved_port sp;
+
+    memset(&sp, 0, sizeof sp);
+    ovs_strlcpy(sp.name, port->name, sizeof sp.name);
+    ovs_strlcpy(sp.type, port->type, sizeof sp.type);
+    if (port->peer_name) {
+        ovs_strlcpy(sp.peer_name, port->peer_name, sizeof sp.peer_name);
+    }
+    sp.ifindex = port->ifindex;
+    sp.attach_ifindex = port->attach_ifindex;
+    sp.created_qdisc = port->created_qdisc;
+    sp.promisc_ours = port->promisc_ours;
+    return (bpf_map_update_elem(dp->obj->saved_ports_fd, &port_no, &sp,
+                                BPF_ANY)
+            ? errno : 0);
+}
 
 static struct dp_bpf_port *
 dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
@@ -152,6 +175,9 @@ dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
     bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY);
 }
 
+static void dp_bpf_port_free(struct dp_bpf *, struct dp_bpf_port *)
+    OVS_REQUIRES(dp->mutex);
+
 /* Undoes what dp_bpf_port_add() did, in the reverse order: first the BPF
  * programs stop seeing the port, then the program and devices go. */
 static void
@@ -172,9 +198,17 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
         /* Deleting one end of a veth pair deletes both. */
         dpif_bpf_link_delete(port->peer_name);
     }
-    netdev_restore_flags(port->sf);
-    netdev_close(port->netdev);
+    if (port->promisc_ours) {
+        dpif_bpf_link_set_promisc(port->ifindex, false);
+    }
+    bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
+    dp_bpf_port_free(dp, port);
+}
 
+static void
+dp_bpf_port_free(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
     hmap_remove(&dp->ports, &port->node);
     seq_change(dp->port_seq);
     free(port->name);
@@ -206,7 +240,6 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     port->port_no = port_no;
     port->name = xstrdup(name);
     port->type = xstrdup(type);
-    port->netdev = netdev_ref(netdev);
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
 
     if (!strcmp(type, "internal")) {
@@ -245,14 +278,15 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         goto error;
     }
 
-    if (strcmp(type, "internal")) {
+    if (strcmp(type, "internal") && !dpif_bpf_link_is_promisc(name)) {
         /* As the kernel datapath does: a port receives every frame. */
-        error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
+        error = dpif_bpf_link_set_promisc(port->ifindex, true);
         if (error) {
             VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
                       dp->name, name, ovs_strerror(error));
             goto error;
         }
+        port->promisc_ours = true;
     }
 
     /* The maps first, so that the program finds the port as soon as it
@@ -279,6 +313,12 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     if (error) {
         /* Not attached: do not detach. */
         goto error_detached;
+    }
+    error = dp_bpf_port_save(dp, port);
+    if (error) {
+        VLOG_WARN("%s: cannot save port %s for the next ovs-vswitchd (%s)",
+                  dp->name, name, ovs_strerror(error));
+        goto error;
     }
 
     seq_change(dp->port_seq);
@@ -451,6 +491,144 @@ dpif_bpf_port_poll_wait(const struct dpif *dpif_)
     struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
 
     seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
+}
+
+/* Forgets every port of 'dp' and leaves them in the kernel, as the close
+ * of a datapath that outlives ovs-vswitchd does. */
+void
+dp_bpf_ports_forget_all(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH_SAFE (port, node, &dp->ports) {
+        dp_bpf_port_free(dp, port);
+    }
+}
+
+/* Takes over the ports that the previous ovs-vswitchd saved, with their
+ * port numbers.  A port whose devices went away (or were replaced) meanwhile
+ * is removed from the BPF maps. */
+void
+dp_bpf_ports_adopt(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t n = 0, allocated = 0;
+    uint32_t *nos = NULL;
+    uint32_t next;
+
+    /* Collect the keys first: the loop below deletes entries. */
+    while (!bpf_map_get_next_key(dp->obj->saved_ports_fd,
+                                 n ? &nos[n - 1] : NULL, &next)) {
+        if (n >= allocated) {
+            nos = x2nrealloc(nos, &allocated, sizeof *nos);
+        }
+        nos[n++] = next;
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t port_no = nos[i];
+        struct dpif_bpf_saved_port sp;
+        struct dp_bpf_port *port;
+        int ifindex, attach_ifindex;
+
+        if (bpf_map_lookup_elem(dp->obj->saved_ports_fd, &port_no, &sp)) {
+            continue;
+        }
+        sp.name[sizeof sp.name - 1] = '\0';
+        sp.type[sizeof sp.type - 1] = '\0';
+        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
+        ifindex = if_nametoindex(sp.name);
+        attach_ifindex = (sp.peer_name[0] ? if_nametoindex(sp.peer_name)
+                          : ifindex);
+        if (port_no >= OVS_BPF_MAX_PORTS || !ifindex
+            || ifindex != sp.ifindex || attach_ifindex != sp.attach_ifindex
+            || dp_bpf_lookup_port(dp, u32_to_odp(port_no))) {
+            VLOG_INFO("%s: port %s (%"PRIu32") went away while no "
+                      "ovs-vswitchd ran: removing it", dp->name, sp.name,
+                      port_no);
+            if (sp.attach_ifindex) {
+                uint32_t value = 0;
+
+                /* Unless the ifindex now belongs to a device of another
+                 * port. */
+                if (sp.attach_ifindex >= OVS_BPF_IFINDEX_PORTS_SIZE
+                    || (!bpf_map_lookup_elem(dp->obj->ifindex_ports_fd,
+                                             &sp.attach_ifindex, &value)
+                        && value == port_no + 1)) {
+                    dp_bpf_ifindex_map_clear(dp, sp.attach_ifindex);
+                }
+            }
+            if (port_no < OVS_BPF_MAX_PORTS) {
+                dp_bpf_port_map_clear(dp, port_no);
+            }
+            if (sp.peer_name[0] && attach_ifindex) {
+                dpif_bpf_link_delete(sp.peer_name);
+            }
+            bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
+            continue;
+        }
+
+        port = xzalloc(sizeof *port);
+        port->port_no = u32_to_odp(port_no);
+        port->name = xstrdup(sp.name);
+        port->type = xstrdup(sp.type);
+        port->peer_name = sp.peer_name[0] ? xstrdup(sp.peer_name) : NULL;
+        port->ifindex = ifindex;
+        port->attach_ifindex = attach_ifindex;
+        port->created_qdisc = sp.created_qdisc;
+        port->promisc_ours = sp.promisc_ours;
+        hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
+        seq_change(dp->port_seq);
+        VLOG_INFO("%s: took over port %s (%s) as port %"PRIu32" (ifindex "
+                  "%d)", dp->name, port->name, port->type, port_no,
+                  port->attach_ifindex);
+    }
+    free(nos);
+}
+
+/* Before a new datapath replaces the one pinned for 'cfg' (of another ABI
+ * version, or not taken over for another reason): detaches the programs of
+ * that datapath from the devices of the ports it saved, turns promiscuous
+ * mode off where it turned it on and deletes the veth pairs of its internal
+ * ports.  Best effort: the saved ports may be of an unknown layout. */
+void
+dp_bpf_ports_remove_stale(const char *dp_name,
+                          const struct dpif_bpf_obj_config *cfg)
+{
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
+                           DPIF_BPF_SAVED_PORTS);
+    struct dpif_bpf_saved_port sp;
+    uint32_t cur = 0, next;
+    bool first = true;
+    int fd = bpf_obj_get(path);
+
+    free(path);
+    if (fd < 0) {
+        return;
+    }
+    while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+        first = false;
+        cur = next;
+        if (bpf_map_lookup_elem(fd, &cur, &sp)) {
+            continue;
+        }
+        sp.name[sizeof sp.name - 1] = '\0';
+        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
+        if (sp.attach_ifindex
+            && if_nametoindex(sp.peer_name[0] ? sp.peer_name : sp.name)
+               == sp.attach_ifindex) {
+            dpif_bpf_tc_detach(sp.attach_ifindex, sp.created_qdisc);
+        }
+        if (sp.peer_name[0]) {
+            dpif_bpf_link_delete(sp.peer_name);
+        } else if (sp.promisc_ours && if_nametoindex(sp.name) == sp.ifindex) {
+            dpif_bpf_link_set_promisc(sp.ifindex, false);
+        }
+        VLOG_INFO("%s: removed port %s of the datapath that is replaced",
+                  dp_name, sp.name);
+    }
+    close(fd);
 }
 
 /* Removes every port of 'dp', as its destruction does. */

@@ -42,10 +42,13 @@
  *     attaches the ingress program to each port.
  *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
- * bridges of type "system" share "ovs-system".  The datapath lives as long as
- * ovs-vswitchd has it open: without ovs-vswitchd no one would answer its
- * upcalls, so the last close removes the programs, qdiscs, pins and devices
- * it created. */
+ * bridges of type "system" share "ovs-system".  As the kernel's datapath,
+ * it outlives ovs-vswitchd: its programs, maps (pinned), TC filters, TAP
+ * device and internal ports stay when ovs-vswitchd exits or dies, and keep
+ * forwarding the flows installed; the next ovs-vswitchd takes it over
+ * (dpif_bpf_obj_adopt(), dp_bpf_ports_adopt(), dp_bpf_flows_adopt()).
+ * Only its destruction ("ovs-appctl exit --cleanup", deleting the last
+ * bridge, "dpctl/del-dp") removes what it made in the kernel. */
 
 #include <config.h>
 
@@ -158,9 +161,12 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 
 static void dp_bpf_free(struct dp_bpf *);
 
+/* Creates the datapath 'name', taking over the one an earlier ovs-vswitchd
+ * left if there is one.  With 'existing', only takes over: fails with
+ * ENODEV if there is nothing to take over. */
 static int
 dp_bpf_create(const struct dpif_class *class, const char *name,
-              struct dp_bpf **dpp)
+              bool existing, struct dp_bpf **dpp)
     OVS_REQUIRES(dp_bpf_mutex)
 {
     struct dpif_bpf_obj_config cfg = {
@@ -197,6 +203,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
                          dp->instance);
     cfg.pin_name = pin_name;
 
+    if (existing && !dpif_bpf_obj_exists(&cfg)) {
+        error = ENODEV;
+        goto error;
+    }
+
     if (getrandom(dp->secret, sizeof dp->secret, 0) != sizeof dp->secret) {
         error = errno ? errno : EIO;
         VLOG_ERR("%s: cannot get random bytes (%s)", name,
@@ -214,13 +225,25 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         goto error;
     }
 
-    error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
+    /* The datapath that an earlier ovs-vswitchd left, or a new one. */
+    error = dpif_bpf_obj_adopt(name, &cfg, &dp->obj);
+    if (error && existing) {
+        error = ENODEV;
+    } else if (error) {
+        if (error != ENOENT) {
+            /* Ports of a datapath that cannot be taken over: their devices
+             * must not keep running its programs. */
+            dp_bpf_ports_remove_stale(name, &cfg);
+        }
+        error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
+    }
     free(pin_name);
     pin_name = NULL;
     if (error) {
         free(errmsg);
         goto error;
     }
+    /* Replaces the filter of a datapath taken over, atomically. */
     error = dpif_bpf_tc_attach(dp->tap_ifindex, dp->tap_name,
                                dp->obj->downcall_prog_fd,
                                &dp->tap_created_qdisc);
@@ -229,6 +252,10 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     }
 
     ovs_mutex_lock(&dp->mutex);
+    if (dp->obj->adopted) {
+        dp_bpf_ports_adopt(dp);
+        dp_bpf_flows_adopt(dp);
+    }
     error = dp_bpf_write_config(dp);
     ovs_mutex_unlock(&dp->mutex);
     if (error) {
@@ -254,13 +281,20 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
 
 error:
     free(pin_name);
+    /* What was taken over stays for the next try. */
+    dp->destroyed = !dp->obj || !dp->obj->adopted;
     dp_bpf_free(dp);
     return error;
 }
 
+/* Frees 'dp'.  A destroyed datapath goes away with all it made in the
+ * kernel; otherwise ovs-vswitchd only lets go of it, and it keeps
+ * forwarding for the next ovs-vswitchd to take over (see the top of this
+ * file). */
 static void
 dp_bpf_free(struct dp_bpf *dp)
 {
+    bool remove = dp->destroyed;
     struct dp_bpf_flow *flow;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
@@ -269,20 +303,24 @@ dp_bpf_free(struct dp_bpf *dp)
     ovs_rwlock_unlock(&dp->upcall_rwlock);
 
     ovs_mutex_lock(&dp->mutex);
-    dp_bpf_ports_remove_all(dp);
-    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
-        dp_bpf_flow_remove(dp, flow, NULL);
+    if (remove) {
+        dp_bpf_ports_remove_all(dp);
+        HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+            dp_bpf_flow_remove(dp, flow, NULL);
+        }
+    } else {
+        dp_bpf_ports_forget_all(dp);
+        dp_bpf_flows_forget_all(dp);
     }
     ovs_mutex_unlock(&dp->mutex);
 
     if (dp->tap_fd >= 0) {
-        if (dp->tap_created_qdisc) {
+        if (remove && dp->tap_created_qdisc) {
             dpif_bpf_tc_detach(dp->tap_ifindex, true);
         }
-        /* The TAP is not persistent: it goes away with its last fd. */
-        close(dp->tap_fd);
+        dpif_bpf_tap_close(dp->tap_fd, remove);
     }
-    dpif_bpf_obj_unload(dp->obj);
+    dpif_bpf_obj_unload(dp->obj, remove);
 
     seq_destroy(dp->port_seq);
     hmap_destroy(&dp->ports);
@@ -303,8 +341,11 @@ dp_bpf_unref(struct dp_bpf *dp)
     if (!--dp->ref_cnt) {
         if (!dp->destroyed) {
             shash_find_and_delete(&dp_bpfs, dp->name);
+            VLOG_INFO("%s: leaving BPF datapath to the next ovs-vswitchd "
+                      "(it keeps forwarding)", dp->name);
+        } else {
+            VLOG_INFO("%s: removing BPF datapath", dp->name);
         }
-        VLOG_INFO("%s: removing BPF datapath", dp->name);
         dp_bpf_free(dp);
     }
 }
@@ -370,7 +411,9 @@ dpif_bpf_open(const struct dpif_class *class, const char *name, bool create,
     ovs_mutex_lock(&dp_bpf_mutex);
     dp = shash_find_data(&dp_bpfs, name);
     if (!dp) {
-        error = create ? dp_bpf_create(class, name, &dp) : ENODEV;
+        /* Without 'create', only a datapath that outlived its ovs-vswitchd
+         * (so that "ovs-dpctl" works on it while no ovs-vswitchd runs). */
+        error = dp_bpf_create(class, name, !create, &dp);
     } else if (dp->class != class) {
         error = EINVAL;
     } else {
@@ -400,7 +443,8 @@ dpif_bpf_destroy(struct dpif *dpif)
     struct dp_bpf *dp = get_dp_bpf(dpif);
 
     /* The datapath goes away with its last close (see the top of this
-     * file); a destroyed datapath just cannot be opened again meanwhile. */
+     * file), which without this leaves it in the kernel; a destroyed
+     * datapath just cannot be opened again meanwhile. */
     ovs_mutex_lock(&dp_bpf_mutex);
     if (!dp->destroyed) {
         dp->destroyed = true;
@@ -1031,7 +1075,9 @@ dpif_bpf_unixctl_init(void)
 
 const struct dpif_class dpif_bpf_class = {
     "bpf",
-    true,                       /* cleanup_required */
+    false,                      /* cleanup_required: the datapath and its
+                                 * ports outlive ovs-vswitchd, as the
+                                 * kernel datapath's. */
     dpif_bpf_init,
     dpif_bpf_enumerate,
     dpif_bpf_port_open_type,
