@@ -33,6 +33,7 @@
 #include "coverage.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-port.h"
 #include "dpif-bpf-private.h"
 #include "dpif-provider.h"
 #include "flow.h"
@@ -828,6 +829,10 @@ dp_bpf_flow_adopt(struct dp_bpf *dp, const ovs_u128 *ufid,
                                ALIGNED_CAST(const struct nlattr *, mask),
                                sf->mask_len,
                                &bkey, &bmask)) {
+        return false;
+    }
+    if (bmask.in_port && !dp_bpf_port_exists(dp, u32_to_odp(bkey.in_port))) {
+        /* Its input port went away while no ovs-vswitchd ran. */
         return false;
     }
     dpif_bpf_mask_compile(&bmask, &entry);

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,20 @@ pin_fd(const struct dpif_bpf_obj *o, const char *name, int fd, char **errorp)
     return error;
 }
 
+/* Returns true if 'fd' is a BPF program named 'name' (as the kernel keeps
+ * it: cut to BPF_OBJ_NAME_LEN - 1 characters). */
+static bool
+is_prog_named(int fd, const char *name)
+{
+    struct bpf_prog_info info;
+    uint32_t len = sizeof info;
+
+    memset(&info, 0, sizeof info);
+    return (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)
+            && len >= offsetof(struct bpf_prog_info, name) + sizeof info.name
+            && !strncmp(info.name, name, sizeof info.name - 1));
+}
+
 static int
 get_pinned(const struct dpif_bpf_obj *o, const char *name)
 {
@@ -434,10 +449,11 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
 
     o->ingress_prog_fd = get_pinned(o, PIN_PROG_INGRESS);
     o->downcall_prog_fd = get_pinned(o, PIN_PROG_DOWNCALL);
-    if (o->ingress_prog_fd < 0 || o->downcall_prog_fd < 0) {
-        error = errno;
-        errmsg = xasprintf("%s holds no programs of a BPF datapath (%s)",
-                           o->pin_dir, ovs_strerror(error));
+    if (!is_prog_named(o->ingress_prog_fd, "ovs_bpf_ingress")
+        || !is_prog_named(o->downcall_prog_fd, "ovs_bpf_downcall")) {
+        error = EPROTO;
+        errmsg = xasprintf("%s holds no programs of a BPF datapath",
+                           o->pin_dir);
         goto out;
     }
     error = read_prog_rodata(o->ingress_prog_fd, &rodata, &rodata_size);

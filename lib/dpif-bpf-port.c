@@ -104,6 +104,13 @@ dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
     return NULL;
 }
 
+bool
+dp_bpf_port_exists(const struct dp_bpf *dp, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    return dp_bpf_lookup_port(dp, port_no) != NULL;
+}
+
 static struct dp_bpf_port *
 dp_bpf_lookup_port_by_name(const struct dp_bpf *dp, const char *name)
     OVS_REQUIRES(dp->mutex)

@@ -47,6 +47,8 @@ void dpif_bpf_port_poll_wait(const struct dpif *);
 void dp_bpf_ports_remove_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 void dp_bpf_ports_forget_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 void dp_bpf_ports_adopt(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+bool dp_bpf_port_exists(const struct dp_bpf *dp, odp_port_t)
+    OVS_REQUIRES(dp->mutex);
 struct dpif_bpf_obj_config;
 void dp_bpf_ports_remove_stale(const char *dp_name,
                                const struct dpif_bpf_obj_config *);
