@@ -166,9 +166,9 @@ dpif_bpf_link_disable_ipv6(const char *name)
 /* Creates the downcall TAP device 'tap_name' of datapath 'dp_name', or
  * attaches to the one an earlier ovs-vswitchd left, and brings it up.  The
  * device is persistent: it outlives ovs-vswitchd, until
- * dpif_bpf_tap_close() removes it.  On success, stores its fd in '*fdp' and its ifindex in
- * '*ifindexp' and returns 0; otherwise, stores -1 in '*fdp' and returns a
- * positive errno value. */
+ * dpif_bpf_tap_close() removes it.  On success, stores its fd in '*fdp' and
+ * its ifindex in '*ifindexp' and returns 0; otherwise, stores -1 in '*fdp'
+ * and returns a positive errno value. */
 int
 dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
                   int *ifindexp)
