@@ -461,10 +461,17 @@ flow_put_errno(int error)
     return error;
 }
 
+static int dp_bpf_flow_put__(struct dp_bpf *, struct dpif_flow_put *);
+
 int
 dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
 {
-    struct dp_bpf *dp = get_dp_bpf(dpif);
+    return dp_bpf_flow_put__(get_dp_bpf(dpif), put);
+}
+
+static int
+dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
+{
     struct ovs_bpf_flow_table_key tkey;
     struct ovs_bpf_flow_key bkey, bmask;
     struct dp_bpf_flow *flow;
@@ -1001,4 +1008,46 @@ dp_bpf_flows_adopt(struct dp_bpf *dp)
               "deleted %"PRIuSIZE" saved flows without a BPF entry and "
               "%"PRIuSIZE" BPF entries without a saved flow", dp->name,
               n_adopted, dp->n_masks, n_dropped, n_stale);
+}
+
+/* Installs in 'dp', whose maps are new, the flows that the previous
+ * ovs-vswitchd saved in the map 'saved_fd' of a datapath that 'dp'
+ * replaces (one of another ABI version), translated anew, so that the new
+ * programs forward them from their first packet.  Returns the number of
+ * flows carried over; the others are left to upcalls. */
+size_t
+dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
+{
+    size_t n, n_done = 0;
+    ovs_u128 *ufids;
+
+    ufids = collect_keys(saved_fd, sizeof *ufids, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+
+        if (!bpf_map_lookup_elem(saved_fd, &ufids[i], sf)
+            && (size_t) sf->key_len + sf->mask_len + sf->actions_len
+               <= sizeof sf->data) {
+            struct dpif_flow_put put = {
+                .flags = DPIF_FP_CREATE,
+                .key = ALIGNED_CAST(const struct nlattr *, sf->data),
+                .key_len = sf->key_len,
+                .mask = ALIGNED_CAST(const struct nlattr *,
+                                     sf->data + sf->key_len),
+                .mask_len = sf->mask_len,
+                .actions = ALIGNED_CAST(const struct nlattr *,
+                                        sf->data + sf->key_len
+                                        + sf->mask_len),
+                .actions_len = sf->actions_len,
+                .ufid = &ufids[i],
+            };
+
+            if (!dp_bpf_flow_put__(dp, &put)) {
+                n_done++;
+            }
+        }
+        free(sf);
+    }
+    free(ufids);
+    return n_done;
 }

@@ -631,6 +631,25 @@ error:
     return error;
 }
 
+/* Moves the pins of 'o' to the pin directory 'pin_name', in place of what
+ * is there. */
+int
+dpif_bpf_obj_move_pins(struct dpif_bpf_obj *o, const char *pin_name)
+{
+    char *dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, pin_name);
+
+    remove_pins(dir);
+    if (rename(o->pin_dir, dir)) {
+        int error = errno;
+
+        free(dir);
+        return error;
+    }
+    free(o->pin_dir);
+    o->pin_dir = dir;
+    return 0;
+}
+
 /* Closes 'o'.  With 'remove_pins', the programs and maps go away with the
  * last of what uses them (the TC filters must be gone); without, they stay
  * for the next ovs-vswitchd. */

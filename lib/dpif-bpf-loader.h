@@ -127,6 +127,7 @@ int dpif_bpf_obj_adopt(const char *dp_name,
                        const struct dpif_bpf_obj_config *,
                        struct dpif_bpf_obj **objp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
+int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named
  * 'devname', for messages).  '*created_qdisc' tells whether the clsact qdisc

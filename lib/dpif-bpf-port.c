@@ -594,6 +594,84 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
     free(nos);
 }
 
+/* Carries the ports that the previous ovs-vswitchd saved in the map
+ * 'saved_fd' of a datapath that 'dp' replaces (one of another ABI version)
+ * over to 'dp', whose maps are new: each port whose devices are still there
+ * keeps its port number, enters the new maps, and then the new ingress
+ * program replaces the old one on its device in one step (the TC filter is
+ * replaced), so that no packet finds no program. */
+void
+dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_bpf_saved_port sp;
+    uint32_t cur = 0, next;
+    bool first = true;
+
+    while (!bpf_map_get_next_key(saved_fd, first ? NULL : &cur, &next)) {
+        struct ovs_bpf_port info;
+        struct dp_bpf_port *port;
+        int ifindex, attach_ifindex;
+        bool created;
+        int error;
+
+        first = false;
+        cur = next;
+        if (bpf_map_lookup_elem(saved_fd, &cur, &sp)) {
+            continue;
+        }
+        sp.name[sizeof sp.name - 1] = '\0';
+        sp.type[sizeof sp.type - 1] = '\0';
+        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
+        ifindex = if_nametoindex(sp.name);
+        attach_ifindex = (sp.peer_name[0] ? if_nametoindex(sp.peer_name)
+                          : ifindex);
+        if (cur >= OVS_BPF_MAX_PORTS || !ifindex
+            || ifindex != sp.ifindex || attach_ifindex != sp.attach_ifindex
+            || dp_bpf_lookup_port(dp, u32_to_odp(cur))) {
+            VLOG_INFO("%s: port %s (%"PRIu32") went away while no "
+                      "ovs-vswitchd ran", dp->name, sp.name, cur);
+            continue;
+        }
+
+        port = xzalloc(sizeof *port);
+        port->port_no = u32_to_odp(cur);
+        port->name = xstrdup(sp.name);
+        port->type = xstrdup(sp.type);
+        port->peer_name = sp.peer_name[0] ? xstrdup(sp.peer_name) : NULL;
+        port->ifindex = ifindex;
+        port->attach_ifindex = attach_ifindex;
+        port->created_qdisc = sp.created_qdisc;
+        port->promisc_ours = sp.promisc_ours;
+        hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
+
+        memset(&info, 0, sizeof info);
+        info.ifindex = attach_ifindex;
+        error = (bpf_map_update_elem(dp->obj->ports_fd, &cur, &info, BPF_ANY)
+                 ? errno
+                 : dp_bpf_ifindex_map_set(dp, attach_ifindex, cur));
+        if (!error) {
+            error = dpif_bpf_tc_attach(attach_ifindex,
+                                       port->peer_name ? port->peer_name
+                                                       : port->name,
+                                       dp->obj->ingress_prog_fd, &created);
+        }
+        if (!error) {
+            error = dp_bpf_port_save(dp, port);
+        }
+        if (error) {
+            VLOG_WARN("%s: cannot carry port %s over to the new datapath "
+                      "(%s)", dp->name, port->name, ovs_strerror(error));
+            dp_bpf_port_remove(dp, port);
+            continue;
+        }
+        seq_change(dp->port_seq);
+        VLOG_INFO("%s: carried port %s (%s) over as port %"PRIu32" (ifindex "
+                  "%d)", dp->name, port->name, port->type, cur,
+                  attach_ifindex);
+    }
+}
+
 /* Before a new datapath replaces the one pinned for 'cfg' (of another ABI
  * version, or not taken over for another reason): detaches the programs of
  * that datapath from the devices of the ports it saved, turns promiscuous

@@ -161,6 +161,48 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 
 static void dp_bpf_free(struct dp_bpf *);
 
+/* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
+ * whose pin directory is 'pin_name'.  Returns its fd or -1. */
+static int
+get_saved_map(const char *pin_name, const char *name)
+{
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name, name);
+    int fd = bpf_obj_get(path);
+
+    free(path);
+    return fd < 0 ? -1 : fd;
+}
+
+/* Makes 'dp', freshly loaded with its maps pinned in a staging directory,
+ * replace the datapath pinned as 'pin_name' (one of another ABI version,
+ * whose ovs-vswitchd saved its ports and flows in 'ports_fd' and
+ * 'flows_fd') without a gap: the flows first go into the new maps, then
+ * the new ingress program replaces the old one on each port's device, in
+ * one step per device, and the new pins replace the old ones. */
+static int
+dp_bpf_replace(struct dp_bpf *dp, const char *pin_name, int ports_fd,
+               int flows_fd)
+{
+    size_t n_flows = dp_bpf_flows_carry_over(dp, flows_fd);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    dp_bpf_ports_carry_over(dp, ports_fd);
+    ovs_mutex_unlock(&dp->mutex);
+
+    error = dpif_bpf_obj_move_pins(dp->obj, pin_name);
+    if (error) {
+        VLOG_ERR("%s: cannot move the pins of the new datapath to %s/%s "
+                 "(%s)", dp->name, DPIF_BPF_PIN_ROOT, pin_name,
+                 ovs_strerror(error));
+        return error;
+    }
+    VLOG_INFO("%s: replaced the datapath pinned in %s/%s, carrying over "
+              "%"PRIuSIZE" flows", dp->name, DPIF_BPF_PIN_ROOT, pin_name,
+              n_flows);
+    return 0;
+}
+
 /* Creates the datapath 'name', taking over the one an earlier ovs-vswitchd
  * left if there is one.  With 'existing', only takes over: fails with
  * ENODEV if there is nothing to take over. */
@@ -176,6 +218,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         .vlan_limit = flow_vlan_limit,
     };
     const char *instance = getenv("OVS_BPF_INSTANCE");
+    int old_ports_fd = -1, old_flows_fd = -1;
+    char *staging = NULL;
     struct dp_bpf *dp;
     char *pin_name;
     char *errmsg;
@@ -231,14 +275,22 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         error = ENODEV;
     } else if (error) {
         if (error != ENOENT) {
-            /* Ports of a datapath that cannot be taken over: their devices
-             * must not keep running its programs. */
-            dp_bpf_ports_remove_stale(name, &cfg);
+            /* A datapath that cannot be taken over (e.g. of another ABI
+             * version): with the ports and flows that its ovs-vswitchd
+             * saved, the new one replaces it without a gap, see
+             * dp_bpf_replace(); without, its ports are detached from its
+             * programs. */
+            old_ports_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_PORTS);
+            old_flows_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_FLOWS);
+            if (old_ports_fd >= 0 && old_flows_fd >= 0) {
+                staging = xasprintf("%s_next", pin_name);
+                cfg.pin_name = staging;
+            } else {
+                dp_bpf_ports_remove_stale(name, &cfg);
+            }
         }
         error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
     }
-    free(pin_name);
-    pin_name = NULL;
     if (error) {
         free(errmsg);
         goto error;
@@ -263,6 +315,20 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
                  ovs_strerror(error));
         goto error;
     }
+    if (staging) {
+        error = dp_bpf_replace(dp, pin_name, old_ports_fd, old_flows_fd);
+        if (error) {
+            goto error;
+        }
+    }
+    free(staging);
+    free(pin_name);
+    if (old_ports_fd >= 0) {
+        close(old_ports_fd);
+    }
+    if (old_flows_fd >= 0) {
+        close(old_flows_fd);
+    }
 
     shash_add(&dp_bpfs, name, dp);
     *dpp = dp;
@@ -281,6 +347,13 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
 
 error:
     free(pin_name);
+    free(staging);
+    if (old_ports_fd >= 0) {
+        close(old_ports_fd);
+    }
+    if (old_flows_fd >= 0) {
+        close(old_flows_fd);
+    }
     /* What was taken over stays for the next try. */
     dp->destroyed = !dp->obj || !dp->obj->adopted;
     dp_bpf_free(dp);
