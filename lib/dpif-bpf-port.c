@@ -513,6 +513,55 @@ dp_bpf_ports_forget_all(struct dp_bpf *dp)
     }
 }
 
+/* Reads into '*sp' the port that the previous ovs-vswitchd saved as
+ * 'port_no' in the map 'saved_fd', and stores in '*attach_ifindexp' the
+ * ifindex that the device where its ingress program runs has now.  If its
+ * devices are still those it saved, adds it to 'dp' (not to the BPF maps),
+ * stores it in '*portp' and returns 0.  Returns ENOENT if there is no such
+ * saved port, ENODEV (after a log line) if its devices went away or were
+ * replaced meanwhile. */
+static int
+dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
+                       struct dpif_bpf_saved_port *sp, int *attach_ifindexp,
+                       struct dp_bpf_port **portp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+    int ifindex;
+
+    *portp = NULL;
+    *attach_ifindexp = 0;
+    if (bpf_map_lookup_elem(saved_fd, &port_no, sp)) {
+        return ENOENT;
+    }
+    sp->name[sizeof sp->name - 1] = '\0';
+    sp->type[sizeof sp->type - 1] = '\0';
+    sp->peer_name[sizeof sp->peer_name - 1] = '\0';
+    ifindex = if_nametoindex(sp->name);
+    *attach_ifindexp = (sp->peer_name[0] ? if_nametoindex(sp->peer_name)
+                        : ifindex);
+    if (port_no >= OVS_BPF_MAX_PORTS || !ifindex
+        || ifindex != sp->ifindex || *attach_ifindexp != sp->attach_ifindex
+        || dp_bpf_lookup_port(dp, u32_to_odp(port_no))) {
+        VLOG_INFO("%s: port %s (%"PRIu32") went away while no ovs-vswitchd "
+                  "ran: removing it", dp->name, sp->name, port_no);
+        return ENODEV;
+    }
+
+    port = xzalloc(sizeof *port);
+    port->port_no = u32_to_odp(port_no);
+    port->name = xstrdup(sp->name);
+    port->type = xstrdup(sp->type);
+    port->peer_name = sp->peer_name[0] ? xstrdup(sp->peer_name) : NULL;
+    port->ifindex = ifindex;
+    port->attach_ifindex = *attach_ifindexp;
+    port->created_qdisc = sp->created_qdisc;
+    port->promisc_ours = sp->promisc_ours;
+    hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
+    *portp = port;
+    return 0;
+}
+
 /* Takes over the ports that the previous ovs-vswitchd saved, with their
  * port numbers.  A port whose devices went away (or were replaced) meanwhile
  * is removed from the BPF maps. */
@@ -537,23 +586,14 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
         uint32_t port_no = nos[i];
         struct dpif_bpf_saved_port sp;
         struct dp_bpf_port *port;
-        int ifindex, attach_ifindex;
+        int attach_ifindex;
+        int error;
 
-        if (bpf_map_lookup_elem(dp->obj->saved_ports_fd, &port_no, &sp)) {
+        error = dp_bpf_port_from_saved(dp, dp->obj->saved_ports_fd, port_no,
+                                       &sp, &attach_ifindex, &port);
+        if (error == ENOENT) {
             continue;
-        }
-        sp.name[sizeof sp.name - 1] = '\0';
-        sp.type[sizeof sp.type - 1] = '\0';
-        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
-        ifindex = if_nametoindex(sp.name);
-        attach_ifindex = (sp.peer_name[0] ? if_nametoindex(sp.peer_name)
-                          : ifindex);
-        if (port_no >= OVS_BPF_MAX_PORTS || !ifindex
-            || ifindex != sp.ifindex || attach_ifindex != sp.attach_ifindex
-            || dp_bpf_lookup_port(dp, u32_to_odp(port_no))) {
-            VLOG_INFO("%s: port %s (%"PRIu32") went away while no "
-                      "ovs-vswitchd ran: removing it", dp->name, sp.name,
-                      port_no);
+        } else if (error) {
             if (sp.attach_ifindex) {
                 uint32_t value = 0;
 
@@ -576,16 +616,6 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
             continue;
         }
 
-        port = xzalloc(sizeof *port);
-        port->port_no = u32_to_odp(port_no);
-        port->name = xstrdup(sp.name);
-        port->type = xstrdup(sp.type);
-        port->peer_name = sp.peer_name[0] ? xstrdup(sp.peer_name) : NULL;
-        port->ifindex = ifindex;
-        port->attach_ifindex = attach_ifindex;
-        port->created_qdisc = sp.created_qdisc;
-        port->promisc_ours = sp.promisc_ours;
-        hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
         seq_change(dp->port_seq);
         VLOG_INFO("%s: took over port %s (%s) as port %"PRIu32" (ifindex "
                   "%d)", dp->name, port->name, port->type, port_no,
@@ -611,39 +641,16 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
     while (!bpf_map_get_next_key(saved_fd, first ? NULL : &cur, &next)) {
         struct ovs_bpf_port info;
         struct dp_bpf_port *port;
-        int ifindex, attach_ifindex;
+        int attach_ifindex;
         bool created;
         int error;
 
         first = false;
         cur = next;
-        if (bpf_map_lookup_elem(saved_fd, &cur, &sp)) {
+        if (dp_bpf_port_from_saved(dp, saved_fd, cur, &sp, &attach_ifindex,
+                                   &port)) {
             continue;
         }
-        sp.name[sizeof sp.name - 1] = '\0';
-        sp.type[sizeof sp.type - 1] = '\0';
-        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
-        ifindex = if_nametoindex(sp.name);
-        attach_ifindex = (sp.peer_name[0] ? if_nametoindex(sp.peer_name)
-                          : ifindex);
-        if (cur >= OVS_BPF_MAX_PORTS || !ifindex
-            || ifindex != sp.ifindex || attach_ifindex != sp.attach_ifindex
-            || dp_bpf_lookup_port(dp, u32_to_odp(cur))) {
-            VLOG_INFO("%s: port %s (%"PRIu32") went away while no "
-                      "ovs-vswitchd ran", dp->name, sp.name, cur);
-            continue;
-        }
-
-        port = xzalloc(sizeof *port);
-        port->port_no = u32_to_odp(cur);
-        port->name = xstrdup(sp.name);
-        port->type = xstrdup(sp.type);
-        port->peer_name = sp.peer_name[0] ? xstrdup(sp.peer_name) : NULL;
-        port->ifindex = ifindex;
-        port->attach_ifindex = attach_ifindex;
-        port->created_qdisc = sp.created_qdisc;
-        port->promisc_ours = sp.promisc_ours;
-        hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
 
         memset(&info, 0, sizeof info);
         info.ifindex = attach_ifindex;
