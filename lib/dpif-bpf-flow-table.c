@@ -33,6 +33,7 @@
 #include "coverage.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-port.h"
 #include "dpif-bpf-private.h"
 #include "dpif-provider.h"
 #include "flow.h"
@@ -50,6 +51,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_flow_table);
 COVERAGE_DEFINE(dpif_bpf_flow_table_full);
 COVERAGE_DEFINE(dpif_bpf_flow_userspace);
 COVERAGE_DEFINE(dpif_bpf_masks_full);
+COVERAGE_DEFINE(dpif_bpf_flow_unsaved);
 
 /* Flows returned per flow_dump_next() call, at most. */
 #define DP_BPF_DUMP_BATCH 50
@@ -360,6 +362,39 @@ dp_bpf_flow_credit(struct dp_bpf *dp OVS_UNUSED, struct dp_bpf_flow *f,
     stats_add(&f->up_stats, &stats);
 }
 
+static void dp_bpf_flow_free(struct dp_bpf *, struct dp_bpf_flow *)
+    OVS_REQUIRES(dp->mutex);
+
+/* Saves the ufid, key, mask and actions of 'flow' for the next ovs-vswitchd
+ * (see dp_bpf_flows_adopt()).  A flow whose attributes do not fit is not
+ * saved: the next ovs-vswitchd deletes it from BPF. */
+static void
+dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t len = flow->key_len + flow->mask_len + flow->actions_len;
+    struct dpif_bpf_saved_flow *sf;
+
+    if (len > DPIF_BPF_SAVED_FLOW_DATA) {
+        COVERAGE_INC(dpif_bpf_flow_unsaved);
+        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
+        return;
+    }
+    sf = xzalloc(sizeof *sf);
+    sf->key_len = flow->key_len;
+    sf->mask_len = flow->mask_len;
+    sf->actions_len = flow->actions_len;
+    memcpy(sf->data, flow->key, flow->key_len);
+    memcpy(sf->data + flow->key_len, flow->mask, flow->mask_len);
+    memcpy(sf->data + flow->key_len + flow->mask_len, flow->actions,
+           flow->actions_len);
+    if (bpf_map_update_elem(dp->obj->saved_flows_fd, &flow->ufid, sf,
+                            BPF_ANY)) {
+        COVERAGE_INC(dpif_bpf_flow_unsaved);
+    }
+    free(sf);
+}
+
 void
 dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
                    struct dpif_flow_stats *stats)
@@ -370,7 +405,16 @@ dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     }
     bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
                         &flow->tkey);
+    bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
     dp_bpf_mask_unref(dp, flow->tkey.mask_id);
+    dp_bpf_flow_free(dp, flow);
+}
+
+/* Frees 'flow', leaving its BPF entry alone. */
+static void
+dp_bpf_flow_free(struct dp_bpf *dp, struct dp_bpf_flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
     hmap_remove(&dp->flows, &flow->ufid_node);
     hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
     free(flow->key);
@@ -417,10 +461,17 @@ flow_put_errno(int error)
     return error;
 }
 
+static int dp_bpf_flow_put__(struct dp_bpf *, struct dpif_flow_put *);
+
 int
 dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
 {
-    struct dp_bpf *dp = get_dp_bpf(dpif);
+    return dp_bpf_flow_put__(get_dp_bpf(dpif), put);
+}
+
+static int
+dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
+{
     struct ovs_bpf_flow_table_key tkey;
     struct ovs_bpf_flow_key bkey, bmask;
     struct dp_bpf_flow *flow;
@@ -475,6 +526,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
         free(flow->actions);
         flow->actions = xmemdup(put->actions, put->actions_len);
         flow->actions_len = put->actions_len;
+        dp_bpf_flow_save(dp, flow);
         goto out_unlock;
     }
 
@@ -537,6 +589,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
     flow->actions_len = put->actions_len;
     hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
+    dp_bpf_flow_save(dp, flow);
 
 out_unlock:
     ovs_mutex_unlock(&dp->mutex);
@@ -742,4 +795,259 @@ dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
     ovs_mutex_unlock(&dp->mutex);
     ovs_mutex_unlock(&dump->mutex);
     return n;
+}
+
+/* Forgets every flow of 'dp' and leaves them in BPF, as the close of a
+ * datapath that outlives ovs-vswitchd does. */
+void
+dp_bpf_flows_forget_all(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow;
+
+    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+        dp_bpf_flow_free(dp, flow);
+    }
+}
+
+/* Adopts the flow that the previous ovs-vswitchd saved under 'ufid' as 'sf',
+ * if its BPF entry is there with a mask of the mask list.  Returns true if
+ * it did. */
+static bool
+dp_bpf_flow_adopt(struct dp_bpf *dp, const ovs_u128 *ufid,
+                  const struct dpif_bpf_saved_flow *sf)
+    OVS_REQUIRES(dp->mutex)
+{
+    const uint8_t *key = sf->data;
+    const uint8_t *mask = key + sf->key_len;
+    const uint8_t *actions = mask + sf->mask_len;
+    struct ovs_bpf_flow_table_key tkey;
+    struct ovs_bpf_flow_key bkey, bmask;
+    struct ovs_bpf_mask entry;
+    struct dp_bpf_flow *flow;
+    struct ovs_bpf_flow *value;
+    int mask_id = -1;
+    bool found;
+
+    if ((size_t) sf->key_len + sf->mask_len + sf->actions_len
+        > sizeof sf->data
+        || dpif_bpf_odp_to_key(ALIGNED_CAST(const struct nlattr *, key),
+                               sf->key_len,
+                               ALIGNED_CAST(const struct nlattr *, mask),
+                               sf->mask_len,
+                               &bkey, &bmask)) {
+        return false;
+    }
+    if (bmask.in_port && !dp_bpf_port_exists(dp, u32_to_odp(bkey.in_port))) {
+        /* Its input port went away while no ovs-vswitchd ran. */
+        return false;
+    }
+    dpif_bpf_mask_compile(&bmask, &entry);
+    for (int i = 0; i < OVS_BPF_MAX_MASKS; i++) {
+        if (dp->masks[i].entry.in_use
+            && !memcmp(&dp->masks[i].entry, &entry, sizeof entry)) {
+            mask_id = i;
+            break;
+        }
+    }
+    if (mask_id < 0) {
+        return false;
+    }
+    dpif_bpf_table_key(mask_id, &dp->masks[mask_id].entry, &bkey, &tkey);
+    if (dp_bpf_find_flow(dp, ufid) || dp_bpf_find_flow_by_tkey(dp, &tkey)) {
+        return false;
+    }
+    value = xmalloc(sizeof *value);
+    found = !bpf_map_lookup_elem(dp_bpf_flow_table_fd(dp, mask_id), &tkey,
+                                 value);
+    if (found) {
+        flow = xzalloc(sizeof *flow);
+        flow->ufid = *ufid;
+        flow->tkey = tkey;
+        flow->flags = value->flags;
+        flow->key = xmemdup(key, sf->key_len);
+        flow->key_len = sf->key_len;
+        if (sf->mask_len) {
+            flow->mask = xmemdup(mask, sf->mask_len);
+            flow->mask_len = sf->mask_len;
+        }
+        flow->actions = xmemdup(actions, sf->actions_len);
+        flow->actions_len = sf->actions_len;
+        hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(ufid));
+        hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
+        dp->masks[mask_id].refcnt++;
+    }
+    free(value);
+    return found;
+}
+
+/* Collects the keys of the hash map 'fd' into a new array (returned, to be
+ * freed by the caller) of '*n' zero-padded keys spaced 'stride' bytes
+ * apart ('stride' is at least the map's key size). */
+static void *
+collect_keys(int fd, size_t stride, size_t *n)
+{
+    size_t allocated = 0;
+    uint8_t *keys = NULL;
+
+    *n = 0;
+    for (;;) {
+        if (*n >= allocated) {
+            keys = x2nrealloc(keys, &allocated, stride);
+            memset(keys + *n * stride, 0, (allocated - *n) * stride);
+        }
+        if (bpf_map_get_next_key(fd, *n ? keys + (*n - 1) * stride : NULL,
+                                 keys + *n * stride)) {
+            break;
+        }
+        ++*n;
+    }
+    return keys;
+}
+
+/* Takes over the flows that the previous ovs-vswitchd left in BPF: the
+ * mask list as it is, each flow whose ufid, key, mask and actions it saved
+ * and whose BPF entry is there.  Deletes BPF entries without a saved flow
+ * (it was killed between the two writes, or the flow did not fit) and
+ * saved flows without a BPF entry, and masks without flows. */
+void
+dp_bpf_flows_adopt(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t n_adopted = 0, n_dropped = 0, n_stale = 0;
+    struct ovs_bpf_mask_order order;
+    struct ovs_bpf_dp_config cfg;
+    uint32_t zero = 0;
+    ovs_u128 *ufids;
+    size_t n;
+
+    /* The mask list, and the order the lookup uses now. */
+    for (uint32_t i = 0; i < OVS_BPF_MAX_MASKS; i++) {
+        struct dp_bpf_mask *m = &dp->masks[i];
+
+        memset(m, 0, sizeof *m);
+        if (bpf_map_lookup_elem(dp->obj->flow_masks_fd, &i, &m->entry)
+            || !m->entry.in_use
+            || m->entry.table >= OVS_BPF_N_FLOW_TABLES) {
+            memset(&m->entry, 0, sizeof m->entry);
+        }
+    }
+
+    /* The saved flows. */
+    ufids = collect_keys(dp->obj->saved_flows_fd, sizeof *ufids, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+
+        if (!bpf_map_lookup_elem(dp->obj->saved_flows_fd, &ufids[i], sf)
+            && dp_bpf_flow_adopt(dp, &ufids[i], sf)) {
+            n_adopted++;
+        } else {
+            bpf_map_delete_elem(dp->obj->saved_flows_fd, &ufids[i]);
+            n_dropped++;
+        }
+        free(sf);
+    }
+    free(ufids);
+
+    /* BPF entries that no saved flow accounts for. */
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        int fd = dp->obj->flow_table_fds[t];
+        struct ovs_bpf_flow_table_key *tkeys;
+
+        tkeys = collect_keys(fd, sizeof *tkeys, &n);
+        for (size_t i = 0; i < n; i++) {
+            struct ovs_bpf_flow_table_key tkey = tkeys[i];
+
+            dpif_bpf_table_key_normalize(t, &tkey);
+            if (!dp_bpf_find_flow_by_tkey(dp, &tkey)) {
+                bpf_map_delete_elem(fd, &tkeys[i]);
+                n_stale++;
+            }
+        }
+        free(tkeys);
+    }
+
+    /* Masks without flows go; the others keep their place in the search
+     * order. */
+    memset(&order, 0, sizeof order);
+    if (!bpf_map_lookup_elem(dp->obj->dp_config_fd, &zero, &cfg)) {
+        uint32_t sel = cfg.mask_order ? 1 : 0;
+
+        if (bpf_map_lookup_elem(dp->obj->mask_order_fd, &sel, &order)) {
+            memset(&order, 0, sizeof order);
+        }
+    }
+    dp->n_masks = 0;
+    for (uint32_t i = 0; i < MIN(order.n_masks, OVS_BPF_MAX_MASKS); i++) {
+        uint8_t id = order.mask_id[i];
+
+        if (id < OVS_BPF_MAX_MASKS && dp->masks[id].refcnt
+            && !memchr(dp->mask_order, id, dp->n_masks)) {
+            dp->mask_order[dp->n_masks++] = id;
+        }
+    }
+    for (uint32_t i = 0; i < OVS_BPF_MAX_MASKS; i++) {
+        struct dp_bpf_mask *m = &dp->masks[i];
+
+        if (m->refcnt) {
+            if (!memchr(dp->mask_order, i, dp->n_masks)) {
+                dp->mask_order[dp->n_masks++] = i;
+            }
+            dp_bpf_percpu_sum(dp->obj->mask_stats_fd, i, &m->hits);
+        } else {
+            struct ovs_bpf_mask empty;
+
+            memset(&empty, 0, sizeof empty);
+            memset(&m->entry, 0, sizeof m->entry);
+            bpf_map_update_elem(dp->obj->flow_masks_fd, &i, &empty, BPF_ANY);
+        }
+    }
+    mask_order_write(dp);
+
+    VLOG_INFO("%s: took over %"PRIuSIZE" flows with %"PRIu32" masks; "
+              "deleted %"PRIuSIZE" saved flows without a BPF entry and "
+              "%"PRIuSIZE" BPF entries without a saved flow", dp->name,
+              n_adopted, dp->n_masks, n_dropped, n_stale);
+}
+
+/* Installs in 'dp', whose maps are new, the flows that the previous
+ * ovs-vswitchd saved in the map 'saved_fd' of a datapath that 'dp'
+ * replaces (one of another ABI version), translated anew, so that the new
+ * programs forward them from their first packet.  Returns the number of
+ * flows carried over; the others are left to upcalls. */
+size_t
+dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
+{
+    size_t n, n_done = 0;
+    ovs_u128 *ufids;
+
+    ufids = collect_keys(saved_fd, sizeof *ufids, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+
+        if (!bpf_map_lookup_elem(saved_fd, &ufids[i], sf)
+            && (size_t) sf->key_len + sf->mask_len + sf->actions_len
+               <= sizeof sf->data) {
+            struct dpif_flow_put put = {
+                .flags = DPIF_FP_CREATE,
+                .key = ALIGNED_CAST(const struct nlattr *, sf->data),
+                .key_len = sf->key_len,
+                .mask = ALIGNED_CAST(const struct nlattr *,
+                                     sf->data + sf->key_len),
+                .mask_len = sf->mask_len,
+                .actions = ALIGNED_CAST(const struct nlattr *,
+                                        sf->data + sf->key_len
+                                        + sf->mask_len),
+                .actions_len = sf->actions_len,
+                .ufid = &ufids[i],
+            };
+
+            if (!dp_bpf_flow_put__(dp, &put)) {
+                n_done++;
+            }
+        }
+        free(sf);
+    }
+    free(ufids);
+    return n_done;
 }

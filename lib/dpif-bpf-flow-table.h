@@ -58,6 +58,13 @@ void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
                         struct dpif_flow_stats *)
     OVS_REQUIRES(dp->mutex);
 
+/* For the datapath's close without destruction (the flows stay in BPF)
+ * and its takeover by the next ovs-vswitchd. */
+void dp_bpf_flows_forget_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+void dp_bpf_flows_adopt(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+size_t dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
+    OVS_EXCLUDED(dp->mutex);
+
 /* For upcalls of packets whose flow was installed meanwhile. */
 struct dp_bpf_flow *dp_bpf_lookup_flow(const struct dp_bpf *dp,
                                        const struct flow *)

@@ -16,7 +16,8 @@
 
 /* The Linux plumbing of the BPF datapath: the rtnetlink requests that create,
  * bring up and delete its devices (the veth pairs of internal ports, the
- * VXLAN devices of tunnel ports) and the downcall TAP device. */
+ * VXLAN devices of tunnel ports), set its ports promiscuous, and the
+ * downcall TAP device. */
 
 #include <config.h>
 
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "netlink.h"
@@ -162,6 +164,40 @@ dpif_bpf_link_has_master(const char *name)
     return has_master;
 }
 
+/* Turns promiscuous mode of 'ifindex' on or off.  (Not through
+ * netdev_turn_flags_on(): ovs-vswitchd restores the flags saved that way
+ * when it exits, and the datapath's ports must stay promiscuous after.) */
+int
+dpif_bpf_link_set_promisc(int ifindex, bool on)
+{
+    struct ofpbuf msg;
+    int error;
+
+    ofpbuf_init(&msg, 64);
+    nl_msg_put_nlmsghdr(&msg, 0, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
+    rtnl_put_ifinfomsg(&msg, ifindex, on ? IFF_PROMISC : 0, IFF_PROMISC);
+    error = nl_transact(NETLINK_ROUTE, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
+bool
+dpif_bpf_link_is_promisc(const char *name)
+{
+    struct ifreq ifr;
+    bool promisc = false;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+    if (fd >= 0) {
+        memset(&ifr, 0, sizeof ifr);
+        ovs_strzcpy(ifr.ifr_name, name, sizeof ifr.ifr_name);
+        promisc = !ioctl(fd, SIOCGIFFLAGS, &ifr)
+                  && (ifr.ifr_flags & IFF_PROMISC);
+        close(fd);
+    }
+    return promisc;
+}
+
 /* The hidden devices (the TAP, the inner ends of internal ports) carry only
  * datapath traffic: keep the kernel from sending IPv6 autoconfiguration
  * packets through them.  Best effort: IPv6 may be disabled altogether. */
@@ -178,10 +214,12 @@ dpif_bpf_link_disable_ipv6(const char *name)
     free(path);
 }
 
-/* Creates the downcall TAP device 'tap_name' of datapath 'dp_name' and
- * brings it up.  On success, stores its fd in '*fdp' and its ifindex in
- * '*ifindexp' and returns 0; otherwise, stores -1 in '*fdp' and returns a
- * positive errno value. */
+/* Creates the downcall TAP device 'tap_name' of datapath 'dp_name', or
+ * attaches to the one an earlier ovs-vswitchd left, and brings it up.  The
+ * device is persistent: it outlives ovs-vswitchd, until
+ * dpif_bpf_tap_close() removes it.  On success, stores its fd in '*fdp' and
+ * its ifindex in '*ifindexp' and returns 0; otherwise, stores -1 in '*fdp'
+ * and returns a positive errno value. */
 int
 dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
                   int *ifindexp)
@@ -209,6 +247,13 @@ dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
         goto error;
     }
 
+    if (ioctl(*fdp, TUNSETPERSIST, 1) < 0) {
+        error = errno;
+        VLOG_ERR("%s: cannot make TAP device %s persistent (%s)", dp_name,
+                 tap_name, ovs_strerror(error));
+        goto error_persist;
+    }
+
     *ifindexp = if_nametoindex(tap_name);
     if (!*ifindexp) {
         error = errno;
@@ -225,7 +270,22 @@ dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
     return 0;
 
 error:
+    ignore(ioctl(*fdp, TUNSETPERSIST, 0));
+error_persist:
     close(*fdp);
     *fdp = -1;
     return error;
+}
+
+/* Closes the TAP device fd 'fd'.  With 'remove', the device goes away with
+ * it; without, it stays for the next ovs-vswitchd. */
+void
+dpif_bpf_tap_close(int fd, bool remove)
+{
+    if (fd >= 0) {
+        if (remove) {
+            ignore(ioctl(fd, TUNSETPERSIST, 0));
+        }
+        close(fd);
+    }
 }

@@ -30,9 +30,12 @@ int dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port);
 int dpif_bpf_link_delete(const char *name);
 bool dpif_bpf_link_has_master(const char *name);
 int dpif_bpf_link_set_up(int ifindex);
+int dpif_bpf_link_set_promisc(int ifindex, bool on);
+bool dpif_bpf_link_is_promisc(const char *name);
 void dpif_bpf_link_disable_ipv6(const char *name);
 
 int dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
                       int *ifindexp);
+void dpif_bpf_tap_close(int fd, bool remove);
 
 #endif /* dpif-bpf-linux.h */

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/magic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,321 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
     return error;
 }
 
+/* The pins of the programs, next to the maps', which tell the next
+ * ovs-vswitchd which programs are attached (see dpif_bpf_obj_adopt()). */
+#define PIN_PROG_INGRESS "prog_ingress"
+#define PIN_PROG_DOWNCALL "prog_downcall"
+#define PIN_PROG_METER "prog_meter"
+
+static void
+get_map_fds(struct dpif_bpf_obj *o)
+{
+    struct datapath_bpf *skel = o->skel;
+
+    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        o->flow_table_fds[t] = bpf_map__fd(flow_table_map(skel, t));
+    }
+    o->flow_masks_fd = bpf_map__fd(skel->maps.flow_masks);
+    o->mask_order_fd = bpf_map__fd(skel->maps.mask_order);
+    o->mask_stats_fd = bpf_map__fd(skel->maps.mask_stats);
+    o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
+    o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
+    o->meters_fd = bpf_map__fd(skel->maps.meters);
+    o->ports_fd = bpf_map__fd(skel->maps.ports);
+    o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
+    o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
+    o->upcalls_fd = bpf_map__fd(skel->maps.upcalls);
+    o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);
+}
+
+static int
+pin_fd(const struct dpif_bpf_obj *o, const char *name, int fd, char **errorp)
+{
+    char *path = xasprintf("%s/%s", o->pin_dir, name);
+    int error = bpf_obj_pin(fd, path) ? errno : 0;
+
+    if (error) {
+        *errorp = xasprintf("cannot pin %s (%s)", path, ovs_strerror(error));
+    }
+    free(path);
+    return error;
+}
+
+/* Returns true if 'fd' is a BPF program named 'name' (as the kernel keeps
+ * it: cut to BPF_OBJ_NAME_LEN - 1 characters). */
+static bool
+is_prog_named(int fd, const char *name)
+{
+    struct bpf_prog_info info;
+    uint32_t len = sizeof info;
+
+    memset(&info, 0, sizeof info);
+    return (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)
+            && len >= offsetof(struct bpf_prog_info, name) + sizeof info.name
+            && !strncmp(info.name, name, sizeof info.name - 1));
+}
+
+static int
+get_pinned(const struct dpif_bpf_obj *o, const char *name)
+{
+    char *path = xasprintf("%s/%s", o->pin_dir, name);
+    int fd = bpf_obj_get(path);
+
+    free(path);
+    return fd;
+}
+
+/* Creates and pins the maps of ovs-vswitchd's own state (see
+ * DPIF_BPF_SAVED_PORTS in dpif-bpf-loader.h). */
+static int
+create_saved_maps(struct dpif_bpf_obj *o,
+                  const struct dpif_bpf_obj_config *cfg, char **errorp)
+{
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+    uint32_t n_flows = cfg->flow_table_size ? cfg->flow_table_size : 65536;
+    int error;
+
+    o->saved_ports_fd = bpf_map_create(BPF_MAP_TYPE_HASH,
+                                       DPIF_BPF_SAVED_PORTS, sizeof(uint32_t),
+                                       sizeof(struct dpif_bpf_saved_port),
+                                       OVS_BPF_MAX_PORTS, &opts);
+    o->saved_flows_fd = bpf_map_create(BPF_MAP_TYPE_HASH,
+                                       DPIF_BPF_SAVED_FLOWS, sizeof(ovs_u128),
+                                       sizeof(struct dpif_bpf_saved_flow),
+                                       n_flows, &opts);
+    if (o->saved_ports_fd < 0 || o->saved_flows_fd < 0) {
+        error = errno;
+        *errorp = xasprintf("cannot create the maps of ovs-vswitchd's state "
+                            "(%s)", ovs_strerror(error));
+        return error;
+    }
+    error = pin_fd(o, DPIF_BPF_SAVED_PORTS, o->saved_ports_fd, errorp);
+    if (!error) {
+        error = pin_fd(o, DPIF_BPF_SAVED_FLOWS, o->saved_flows_fd, errorp);
+    }
+    return error;
+}
+
+/* Reads into '*datap' (to be freed by the caller) and '*sizep' the .rodata
+ * of the loaded program 'prog_fd', which begins with its ABI version. */
+static int
+read_prog_rodata(int prog_fd, void **datap, uint32_t *sizep)
+{
+    struct bpf_prog_info info;
+    uint32_t len = sizeof info;
+    uint32_t ids[64];
+    uint32_t n_ids;
+
+    *datap = NULL;
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+        return errno;
+    }
+    n_ids = MIN(info.nr_map_ids, ARRAY_SIZE(ids));
+    memset(&info, 0, sizeof info);
+    info.nr_map_ids = n_ids;
+    info.map_ids = (uintptr_t) ids;
+    len = sizeof info;
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+        return errno;
+    }
+    for (uint32_t i = 0; i < MIN(n_ids, info.nr_map_ids); i++) {
+        int fd = bpf_map_get_fd_by_id(ids[i]);
+        struct bpf_map_info minfo;
+        uint32_t mlen = sizeof minfo;
+        size_t name_len;
+
+        if (fd < 0) {
+            continue;
+        }
+        memset(&minfo, 0, sizeof minfo);
+        if (!bpf_obj_get_info_by_fd(fd, &minfo, &mlen)
+            && minfo.type == BPF_MAP_TYPE_ARRAY && minfo.max_entries == 1
+            && (name_len = strnlen(minfo.name, sizeof minfo.name)) >= 7
+            && !strcmp(minfo.name + name_len - 7, ".rodata")
+            && minfo.value_size >= sizeof(uint32_t)) {
+            uint32_t zero = 0;
+            void *data = xmalloc(minfo.value_size);
+
+            if (!bpf_map_lookup_elem(fd, &zero, data)) {
+                *datap = data;
+                *sizep = minfo.value_size;
+                close(fd);
+                return 0;
+            }
+            free(data);
+        }
+        close(fd);
+    }
+    return ENOENT;
+}
+
+/* Gives 'o', whose object file is open, the fd of the pinned map of each of
+ * its pinned maps, checking that the pinned map fits. */
+static int
+reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
+{
+    struct bpf_map *map;
+    int error;
+
+    bpf_object__for_each_map (map, o->skel->obj) {
+        const char *path = bpf_map__pin_path(map);
+        struct bpf_map_info info;
+        uint32_t len = sizeof info;
+        int fd;
+
+        if (!path) {
+            continue;
+        }
+        fd = bpf_obj_get(path);
+        if (fd < 0) {
+            error = errno;
+            *errorp = xasprintf("cannot open %s (%s)", path,
+                                ovs_strerror(error));
+            return error;
+        }
+        memset(&info, 0, sizeof info);
+        error = bpf_obj_get_info_by_fd(fd, &info, &len) ? errno : 0;
+        if (!error && (info.type != bpf_map__type(map)
+                       || info.key_size != bpf_map__key_size(map)
+                       || info.value_size != bpf_map__value_size(map))) {
+            error = EPROTO;
+        }
+        if (!error) {
+            error = -bpf_map__reuse_fd(map, fd);
+        }
+        close(fd);
+        if (error) {
+            *errorp = xasprintf("%s does not fit map %s (%s)", path,
+                                bpf_map__name(map), ovs_strerror(error));
+            return error;
+        }
+    }
+    get_map_fds(o);
+    o->saved_ports_fd = get_pinned(o, DPIF_BPF_SAVED_PORTS);
+    o->saved_flows_fd = get_pinned(o, DPIF_BPF_SAVED_FLOWS);
+    if (o->saved_ports_fd < 0 || o->saved_flows_fd < 0) {
+        error = errno;
+        *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s and "
+                            "%s (%s)", o->pin_dir, DPIF_BPF_SAVED_PORTS,
+                            DPIF_BPF_SAVED_FLOWS, ovs_strerror(error));
+        return error;
+    }
+    return 0;
+}
+
+static struct dpif_bpf_obj *
+obj_alloc(void)
+{
+    struct dpif_bpf_obj *o = xzalloc(sizeof *o);
+
+    o->ingress_prog_fd = o->downcall_prog_fd = o->meter_prog_fd = -1;
+    o->saved_ports_fd = o->saved_flows_fd = -1;
+    return o;
+}
+
+/* Returns true if the pin directory of 'cfg' holds a datapath's programs
+ * (not necessarily of our ABI version). */
+bool
+dpif_bpf_obj_exists(const struct dpif_bpf_obj_config *cfg)
+{
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
+                           PIN_PROG_INGRESS);
+    struct stat st;
+    bool exists = !stat(path, &st);
+
+    free(path);
+    return exists;
+}
+
+/* Takes over the datapath 'dp_name' that an earlier ovs-vswitchd left
+ * pinned: the attached programs and the maps they use, if the programs are
+ * of our ABI version.  Returns 0 and stores the object in '*objp' if it
+ * did, ENOENT if there is nothing to take over, another positive errno
+ * value (after a log message that says why) if what is pinned is not of
+ * use; then dpif_bpf_obj_load() makes a fresh datapath in its place. */
+int
+dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
+                   struct dpif_bpf_obj **objp)
+{
+    struct dpif_bpf_obj *o = obj_alloc();
+    uint32_t rodata_size = 0;
+    char *errmsg = NULL;
+    void *rodata = NULL;
+    struct stat st;
+    int error;
+
+    *objp = NULL;
+    o->path = xstrdup(find_object());
+    o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
+    if (stat(o->pin_dir, &st)) {
+        error = ENOENT;
+        goto out;
+    }
+
+    o->ingress_prog_fd = get_pinned(o, PIN_PROG_INGRESS);
+    o->downcall_prog_fd = get_pinned(o, PIN_PROG_DOWNCALL);
+    o->meter_prog_fd = get_pinned(o, PIN_PROG_METER);
+    if (!is_prog_named(o->ingress_prog_fd, "ovs_bpf_ingress")
+        || !is_prog_named(o->downcall_prog_fd, "ovs_bpf_downcall")
+        || !is_prog_named(o->meter_prog_fd, "ovs_bpf_meter_packet")) {
+        error = EPROTO;
+        errmsg = xasprintf("%s holds no programs of a BPF datapath",
+                           o->pin_dir);
+        goto out;
+    }
+    error = read_prog_rodata(o->ingress_prog_fd, &rodata, &rodata_size);
+    if (error) {
+        errmsg = xasprintf("cannot read the ABI version of the program "
+                           "pinned in %s (%s)", o->pin_dir,
+                           ovs_strerror(error));
+        goto out;
+    }
+    memcpy(&o->abi_version, rodata, sizeof o->abi_version);
+    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+        error = EPROTO;
+        errmsg = xasprintf("the datapath pinned in %s has ABI version "
+                           "%"PRIu32", this ovs-vswitchd has %d",
+                           o->pin_dir, o->abi_version, OVS_BPF_ABI_VERSION);
+        goto out;
+    }
+
+    ovs_libbpf_log_capture_start();
+    error = open_object(o, &errmsg);
+    free(ovs_libbpf_log_capture_end());
+    if (!error) {
+        size_t ofs = ((char *) &o->skel->rodata->ovs_bpf_vlan_limit
+                      - (char *) o->skel->rodata);
+
+        if (rodata_size < ofs + sizeof o->vlan_limit) {
+            error = EPROTO;
+            errmsg = xasprintf("the program pinned in %s has a short "
+                               ".rodata", o->pin_dir);
+        } else {
+            memcpy(&o->vlan_limit, (char *) rodata + ofs,
+                   sizeof o->vlan_limit);
+            error = reuse_pinned_maps(o, &errmsg);
+        }
+    }
+
+out:
+    free(rodata);
+    if (error) {
+        if (errmsg) {
+            VLOG_INFO("%s: not taking over the pinned datapath: %s; "
+                      "creating a new one", dp_name, errmsg);
+            free(errmsg);
+        }
+        dpif_bpf_obj_unload(o, false);
+        return error;
+    }
+    o->adopted = true;
+    VLOG_INFO("%s: took over the BPF datapath pinned in %s (ABI version "
+              "%"PRIu32")", dp_name, o->pin_dir, o->abi_version);
+    *objp = o;
+    return 0;
+}
+
 /* Opens, checks and loads the datapath object for the datapath 'dp_name'.
  * On failure, returns a positive errno value and stores in '*errorp' a
  * message for the user (to be freed by the caller); the details, with the
@@ -207,7 +523,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                   struct dpif_bpf_obj **objp, char **errorp)
 {
     long long int start = time_msec();
-    struct dpif_bpf_obj *o = xzalloc(sizeof *o);
+    struct dpif_bpf_obj *o = obj_alloc();
     struct datapath_bpf *skel;
     char *libbpf_log;
     size_t rodata_size;
@@ -288,23 +604,23 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
-        o->flow_table_fds[t] = bpf_map__fd(flow_table_map(skel, t));
+    get_map_fds(o);
+    o->ingress_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ingress));
+    o->downcall_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_downcall));
+    o->meter_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_meter_packet));
+    error = create_saved_maps(o, cfg, errorp);
+    if (!error) {
+        error = pin_fd(o, PIN_PROG_INGRESS, o->ingress_prog_fd, errorp);
     }
-    o->flow_masks_fd = bpf_map__fd(skel->maps.flow_masks);
-    o->mask_order_fd = bpf_map__fd(skel->maps.mask_order);
-    o->mask_stats_fd = bpf_map__fd(skel->maps.mask_stats);
-    o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
-    o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
-    o->meters_fd = bpf_map__fd(skel->maps.meters);
-    o->ports_fd = bpf_map__fd(skel->maps.ports);
-    o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
-    o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
-    o->upcalls_fd = bpf_map__fd(skel->maps.upcalls);
-    o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);
-    o->ingress_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_ingress);
-    o->downcall_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_downcall);
-    o->meter_prog_fd = bpf_program__fd(skel->progs.ovs_bpf_meter_packet);
+    if (!error) {
+        error = pin_fd(o, PIN_PROG_DOWNCALL, o->downcall_prog_fd, errorp);
+    }
+    if (!error) {
+        error = pin_fd(o, PIN_PROG_METER, o->meter_prog_fd, errorp);
+    }
+    if (error) {
+        goto error;
+    }
 
     free(ovs_libbpf_log_capture_end());
     VLOG_INFO("%s: loaded BPF datapath %s (ABI version %"PRIu32") in "
@@ -321,19 +637,50 @@ error:
     } else {
         VLOG_ERR("%s: %s", dp_name, *errorp);
     }
-    dpif_bpf_obj_unload(o);
+    dpif_bpf_obj_unload(o, true);
     return error;
 }
 
+/* Moves the pins of 'o' to the pin directory 'pin_name', in place of what
+ * is there. */
+int
+dpif_bpf_obj_move_pins(struct dpif_bpf_obj *o, const char *pin_name)
+{
+    char *dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, pin_name);
+
+    remove_pins(dir);
+    if (rename(o->pin_dir, dir)) {
+        int error = errno;
+
+        free(dir);
+        return error;
+    }
+    free(o->pin_dir);
+    o->pin_dir = dir;
+    return 0;
+}
+
+/* Closes 'o'.  With 'remove_pins', the programs and maps go away with the
+ * last of what uses them (the TC filters must be gone); without, they stay
+ * for the next ovs-vswitchd. */
 void
-dpif_bpf_obj_unload(struct dpif_bpf_obj *o)
+dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
 {
     if (!o) {
         return;
     }
     if (o->pin_dir) {
-        remove_pins(o->pin_dir);
+        if (remove_pins_) {
+            remove_pins(o->pin_dir);
+        }
         free(o->pin_dir);
+    }
+    int fds[] = { o->ingress_prog_fd, o->downcall_prog_fd, o->meter_prog_fd,
+                  o->saved_ports_fd, o->saved_flows_fd };
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+        if (fds[i] >= 0) {
+            close(fds[i]);
+        }
     }
     datapath_bpf__destroy(o->skel);
     free(o->elf);

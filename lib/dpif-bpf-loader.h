@@ -27,10 +27,16 @@
  * inspect them), and helpers to attach the ingress and downcall programs at
  * the TC ingress hook of a device.
  *
+ * The programs and maps outlive ovs-vswitchd: the ingress and downcall
+ * programs are pinned next to the maps, and dpif_bpf_obj_adopt() gives the
+ * next ovs-vswitchd the same programs and maps, as long as they are of its
+ * ABI version.  Only dpif_bpf_obj_unload() with 'remove_pins' removes them.
+ *
  * libbpf's messages go to the log at DBG level (ovs-libbpf-log.h), except
  * that the warnings of a failed load (the verifier's message included) are
  * also logged at ERR. */
 
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,6 +49,37 @@
 
 /* Root of the pinned maps of all datapaths. */
 #define DPIF_BPF_PIN_ROOT "/sys/fs/bpf/ovs-bpf"
+
+/* The maps of ovs-vswitchd's own state, which the BPF programs never read.
+ * The layout version is in their names: a new layout gets new names, and
+ * the maps of the old one are then not found. */
+#define DPIF_BPF_SAVED_PORTS "vsw_ports_v1"
+#define DPIF_BPF_SAVED_FLOWS "vsw_flows_v1"
+
+/* A value of DPIF_BPF_SAVED_PORTS, whose key is the odp port number. */
+struct dpif_bpf_saved_port {
+    char name[IFNAMSIZ];
+    char type[16];
+    char peer_name[IFNAMSIZ];   /* Internal ports: the hidden veth end. */
+    char tnl_dev[IFNAMSIZ];     /* Tunnel ports: the device we made. */
+    int32_t ifindex;
+    int32_t attach_ifindex;
+    uint8_t created_qdisc;
+    uint8_t promisc_ours;       /* Promiscuous mode to turn off at removal. */
+    uint8_t pad[6];
+};
+
+/* A value of DPIF_BPF_SAVED_FLOWS, whose key is the flow's ufid: the ODP
+ * key, mask and actions as ofproto installed the flow, one after the
+ * other.  A flow whose attributes do not fit is not saved. */
+#define DPIF_BPF_SAVED_FLOW_DATA 1016
+struct dpif_bpf_saved_flow {
+    uint16_t key_len;
+    uint16_t mask_len;
+    uint16_t actions_len;
+    uint16_t pad;
+    uint8_t data[DPIF_BPF_SAVED_FLOW_DATA];
+};
 
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of each flow table. */
@@ -75,14 +112,26 @@ struct dpif_bpf_obj {
     int downcall_prog_fd;
     int meter_prog_fd;          /* Run by ovs-vswitchd (actions-meter.h). */
 
+    /* Maps that only ovs-vswitchd uses, pinned next to the object's: its
+     * ports and its megaflows as ofproto gave them, so that the next
+     * ovs-vswitchd can take the datapath over (see dpif-bpf-private.h). */
+    int saved_ports_fd;
+    int saved_flows_fd;
+
     uint32_t abi_version;       /* As compiled into the object. */
     uint32_t vlan_limit;        /* As set at load time. */
+    bool adopted;               /* Taken over from an earlier ovs-vswitchd. */
 };
 
 int dpif_bpf_obj_load(const char *dp_name,
                       const struct dpif_bpf_obj_config *,
                       struct dpif_bpf_obj **objp, char **errorp);
-void dpif_bpf_obj_unload(struct dpif_bpf_obj *);
+bool dpif_bpf_obj_exists(const struct dpif_bpf_obj_config *);
+int dpif_bpf_obj_adopt(const char *dp_name,
+                       const struct dpif_bpf_obj_config *,
+                       struct dpif_bpf_obj **objp);
+void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
+int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named
  * 'devname', for messages).  '*created_qdisc' tells whether the clsact qdisc

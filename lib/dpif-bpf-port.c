@@ -44,6 +44,7 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/datapath-abi.h"
 #include "dpif-bpf-linux.h"
@@ -68,8 +69,7 @@ struct dp_bpf_port {
     odp_port_t port_no;
     char *name;
     char *type;                 /* "system", "internal", "tap", "vxlan". */
-    struct netdev *netdev;
-    struct netdev_saved_flags *sf;
+    bool promisc_ours;          /* We turned promiscuous mode on. */
 
     int ifindex;                /* The device the user sees. */
     int attach_ifindex;         /* Where the ingress program runs. */
@@ -77,6 +77,32 @@ struct dp_bpf_port {
     char *tnl_dev;              /* Tunnel ports: the device we made. */
     bool created_qdisc;
 };
+
+/* Saves 'port' in the map of ovs-vswitchd's state, for the next
+ * ovs-vswitchd (see dp_bpf_ports_adopt()). */
+static int
+dp_bpf_port_save(struct dp_bpf *dp, const struct dp_bpf_port *port)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    struct dpif_bpf_saved_port sp;
+
+    memset(&sp, 0, sizeof sp);
+    ovs_strlcpy(sp.name, port->name, sizeof sp.name);
+    ovs_strlcpy(sp.type, port->type, sizeof sp.type);
+    if (port->peer_name) {
+        ovs_strlcpy(sp.peer_name, port->peer_name, sizeof sp.peer_name);
+    }
+    if (port->tnl_dev) {
+        ovs_strlcpy(sp.tnl_dev, port->tnl_dev, sizeof sp.tnl_dev);
+    }
+    sp.ifindex = port->ifindex;
+    sp.attach_ifindex = port->attach_ifindex;
+    sp.created_qdisc = port->created_qdisc;
+    sp.promisc_ours = port->promisc_ours;
+    return (bpf_map_update_elem(dp->obj->saved_ports_fd, &port_no, &sp,
+                                BPF_ANY)
+            ? errno : 0);
+}
 
 static struct dp_bpf_port *
 dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
@@ -90,6 +116,13 @@ dp_bpf_lookup_port(const struct dp_bpf *dp, odp_port_t port_no)
         }
     }
     return NULL;
+}
+
+bool
+dp_bpf_port_exists(const struct dp_bpf *dp, odp_port_t port_no)
+    OVS_REQUIRES(dp->mutex)
+{
+    return dp_bpf_lookup_port(dp, port_no) != NULL;
 }
 
 static struct dp_bpf_port *
@@ -163,6 +196,9 @@ dp_bpf_port_map_clear(struct dp_bpf *dp, uint32_t port_no)
     bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY);
 }
 
+static void dp_bpf_port_free(struct dp_bpf *, struct dp_bpf_port *)
+    OVS_REQUIRES(dp->mutex);
+
 /* Undoes what dp_bpf_port_add() did, in the reverse order: first the BPF
  * programs stop seeing the port, then the program and devices go. */
 static void
@@ -186,9 +222,17 @@ dp_bpf_port_remove(struct dp_bpf *dp, struct dp_bpf_port *port)
     if (port->tnl_dev) {
         dpif_bpf_link_delete(port->tnl_dev);
     }
-    netdev_restore_flags(port->sf);
-    netdev_close(port->netdev);
+    if (port->promisc_ours) {
+        dpif_bpf_link_set_promisc(port->ifindex, false);
+    }
+    bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
+    dp_bpf_port_free(dp, port);
+}
 
+static void
+dp_bpf_port_free(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
     hmap_remove(&dp->ports, &port->node);
     seq_change(dp->port_seq);
     free(port->name);
@@ -300,7 +344,6 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     port->port_no = port_no;
     port->name = xstrdup(name);
     port->type = xstrdup(type);
-    port->netdev = netdev_ref(netdev);
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
 
     if (tunnel) {
@@ -344,14 +387,16 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         goto error;
     }
 
-    if (strcmp(type, "internal") && !tunnel) {
+    if (strcmp(type, "internal") && !tunnel
+        && !dpif_bpf_link_is_promisc(name)) {
         /* As the kernel datapath does: a port receives every frame. */
-        error = netdev_turn_flags_on(netdev, NETDEV_PROMISC, &port->sf);
+        error = dpif_bpf_link_set_promisc(port->ifindex, true);
         if (error) {
             VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
                       dp->name, name, ovs_strerror(error));
             goto error;
         }
+        port->promisc_ours = true;
     }
 
     /* The maps first, so that the program finds the port as soon as it
@@ -379,6 +424,12 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     if (error) {
         /* Not attached: do not detach. */
         goto error_detached;
+    }
+    error = dp_bpf_port_save(dp, port);
+    if (error) {
+        VLOG_WARN("%s: cannot save port %s for the next ovs-vswitchd (%s)",
+                  dp->name, name, ovs_strerror(error));
+        goto error;
     }
 
     seq_change(dp->port_seq);
@@ -552,6 +603,236 @@ dpif_bpf_port_poll_wait(const struct dpif *dpif_)
     struct dpif_bpf *dpif = dpif_bpf_cast(dpif_);
 
     seq_wait(dpif->dp->port_seq, dpif->last_port_seq);
+}
+
+/* Forgets every port of 'dp' and leaves them in the kernel, as the close
+ * of a datapath that outlives ovs-vswitchd does. */
+void
+dp_bpf_ports_forget_all(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+
+    HMAP_FOR_EACH_SAFE (port, node, &dp->ports) {
+        dp_bpf_port_free(dp, port);
+    }
+}
+
+/* Reads into '*sp' the port that the previous ovs-vswitchd saved as
+ * 'port_no' in the map 'saved_fd', and stores in '*attach_ifindexp' the
+ * ifindex that the device where its ingress program runs has now.  If its
+ * devices are still those it saved, adds it to 'dp' (not to the BPF maps),
+ * stores it in '*portp' and returns 0.  Returns ENOENT if there is no such
+ * saved port, ENODEV (after a log line) if its devices went away or were
+ * replaced meanwhile. */
+static int
+dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
+                       struct dpif_bpf_saved_port *sp, int *attach_ifindexp,
+                       struct dp_bpf_port **portp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_port *port;
+    int ifindex;
+
+    *portp = NULL;
+    *attach_ifindexp = 0;
+    if (bpf_map_lookup_elem(saved_fd, &port_no, sp)) {
+        return ENOENT;
+    }
+    sp->name[sizeof sp->name - 1] = '\0';
+    sp->type[sizeof sp->type - 1] = '\0';
+    sp->peer_name[sizeof sp->peer_name - 1] = '\0';
+    sp->tnl_dev[sizeof sp->tnl_dev - 1] = '\0';
+    /* A tunnel port's device is the one we made for it. */
+    ifindex = if_nametoindex(sp->tnl_dev[0] ? sp->tnl_dev : sp->name);
+    *attach_ifindexp = (sp->peer_name[0] ? if_nametoindex(sp->peer_name)
+                        : ifindex);
+    if (port_no >= OVS_BPF_MAX_PORTS || !ifindex
+        || ifindex != sp->ifindex || *attach_ifindexp != sp->attach_ifindex
+        || dp_bpf_lookup_port(dp, u32_to_odp(port_no))) {
+        VLOG_INFO("%s: port %s (%"PRIu32") went away while no ovs-vswitchd "
+                  "ran: removing it", dp->name, sp->name, port_no);
+        return ENODEV;
+    }
+
+    port = xzalloc(sizeof *port);
+    port->port_no = u32_to_odp(port_no);
+    port->name = xstrdup(sp->name);
+    port->type = xstrdup(sp->type);
+    port->peer_name = sp->peer_name[0] ? xstrdup(sp->peer_name) : NULL;
+    port->tnl_dev = sp->tnl_dev[0] ? xstrdup(sp->tnl_dev) : NULL;
+    port->ifindex = ifindex;
+    port->attach_ifindex = *attach_ifindexp;
+    port->created_qdisc = sp->created_qdisc;
+    port->promisc_ours = sp->promisc_ours;
+    hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
+    *portp = port;
+    return 0;
+}
+
+/* Takes over the ports that the previous ovs-vswitchd saved, with their
+ * port numbers.  A port whose devices went away (or were replaced) meanwhile
+ * is removed from the BPF maps. */
+void
+dp_bpf_ports_adopt(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t n = 0, allocated = 0;
+    uint32_t *nos = NULL;
+    uint32_t next;
+
+    /* Collect the keys first: the loop below deletes entries. */
+    while (!bpf_map_get_next_key(dp->obj->saved_ports_fd,
+                                 n ? &nos[n - 1] : NULL, &next)) {
+        if (n >= allocated) {
+            nos = x2nrealloc(nos, &allocated, sizeof *nos);
+        }
+        nos[n++] = next;
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t port_no = nos[i];
+        struct dpif_bpf_saved_port sp;
+        struct dp_bpf_port *port;
+        int attach_ifindex;
+        int error;
+
+        error = dp_bpf_port_from_saved(dp, dp->obj->saved_ports_fd, port_no,
+                                       &sp, &attach_ifindex, &port);
+        if (error == ENOENT) {
+            continue;
+        } else if (error) {
+            if (sp.attach_ifindex) {
+                uint32_t value = 0;
+
+                /* Unless the ifindex now belongs to a device of another
+                 * port. */
+                if (sp.attach_ifindex >= OVS_BPF_IFINDEX_PORTS_SIZE
+                    || (!bpf_map_lookup_elem(dp->obj->ifindex_ports_fd,
+                                             &sp.attach_ifindex, &value)
+                        && value == port_no + 1)) {
+                    dp_bpf_ifindex_map_clear(dp, sp.attach_ifindex);
+                }
+            }
+            if (port_no < OVS_BPF_MAX_PORTS) {
+                dp_bpf_port_map_clear(dp, port_no);
+            }
+            if (sp.peer_name[0] && attach_ifindex) {
+                dpif_bpf_link_delete(sp.peer_name);
+            }
+            bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
+            continue;
+        }
+
+        seq_change(dp->port_seq);
+        VLOG_INFO("%s: took over port %s (%s) as port %"PRIu32" (ifindex "
+                  "%d)", dp->name, port->name, port->type, port_no,
+                  port->attach_ifindex);
+    }
+    free(nos);
+}
+
+/* Carries the ports that the previous ovs-vswitchd saved in the map
+ * 'saved_fd' of a datapath that 'dp' replaces (one of another ABI version)
+ * over to 'dp', whose maps are new: each port whose devices are still there
+ * keeps its port number, enters the new maps, and then the new ingress
+ * program replaces the old one on its device in one step (the TC filter is
+ * replaced), so that no packet finds no program. */
+void
+dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_bpf_saved_port sp;
+    uint32_t cur = 0, next;
+    bool first = true;
+
+    while (!bpf_map_get_next_key(saved_fd, first ? NULL : &cur, &next)) {
+        struct ovs_bpf_port info;
+        struct dp_bpf_port *port;
+        int attach_ifindex;
+        bool created;
+        int error;
+
+        first = false;
+        cur = next;
+        if (dp_bpf_port_from_saved(dp, saved_fd, cur, &sp, &attach_ifindex,
+                                   &port)) {
+            continue;
+        }
+
+        memset(&info, 0, sizeof info);
+        info.ifindex = attach_ifindex;
+        error = (bpf_map_update_elem(dp->obj->ports_fd, &cur, &info, BPF_ANY)
+                 ? errno
+                 : dp_bpf_ifindex_map_set(dp, attach_ifindex, cur));
+        if (!error) {
+            error = dpif_bpf_tc_attach(attach_ifindex,
+                                       port->peer_name ? port->peer_name
+                                                       : port->name,
+                                       dp->obj->ingress_prog_fd, &created);
+        }
+        if (!error) {
+            error = dp_bpf_port_save(dp, port);
+        }
+        if (error) {
+            VLOG_WARN("%s: cannot carry port %s over to the new datapath "
+                      "(%s)", dp->name, port->name, ovs_strerror(error));
+            dp_bpf_port_remove(dp, port);
+            continue;
+        }
+        seq_change(dp->port_seq);
+        VLOG_INFO("%s: carried port %s (%s) over as port %"PRIu32" (ifindex "
+                  "%d)", dp->name, port->name, port->type, cur,
+                  attach_ifindex);
+    }
+}
+
+/* Before a new datapath replaces the one pinned for 'cfg' (of another ABI
+ * version, or not taken over for another reason): detaches the programs of
+ * that datapath from the devices of the ports it saved, turns promiscuous
+ * mode off where it turned it on and deletes the veth pairs of its internal
+ * ports.  Best effort: the saved ports may be of an unknown layout. */
+void
+dp_bpf_ports_remove_stale(const char *dp_name,
+                          const struct dpif_bpf_obj_config *cfg)
+{
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
+                           DPIF_BPF_SAVED_PORTS);
+    struct dpif_bpf_saved_port sp;
+    uint32_t cur = 0, next;
+    bool first = true;
+    int fd = bpf_obj_get(path);
+
+    free(path);
+    if (fd < 0) {
+        return;
+    }
+    while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+        first = false;
+        cur = next;
+        if (bpf_map_lookup_elem(fd, &cur, &sp)) {
+            continue;
+        }
+        sp.name[sizeof sp.name - 1] = '\0';
+        sp.peer_name[sizeof sp.peer_name - 1] = '\0';
+        sp.tnl_dev[sizeof sp.tnl_dev - 1] = '\0';
+        if (sp.attach_ifindex
+            && if_nametoindex(sp.peer_name[0] ? sp.peer_name
+                              : sp.tnl_dev[0] ? sp.tnl_dev : sp.name)
+               == sp.attach_ifindex) {
+            dpif_bpf_tc_detach(sp.attach_ifindex, sp.created_qdisc);
+        }
+        if (sp.peer_name[0]) {
+            dpif_bpf_link_delete(sp.peer_name);
+        } else if (sp.tnl_dev[0]) {
+            dpif_bpf_link_delete(sp.tnl_dev);
+        } else if (sp.promisc_ours && if_nametoindex(sp.name) == sp.ifindex) {
+            dpif_bpf_link_set_promisc(sp.ifindex, false);
+        }
+        VLOG_INFO("%s: removed port %s of the datapath that is replaced",
+                  dp_name, sp.name);
+    }
+    close(fd);
 }
 
 /* Removes every port of 'dp', as its destruction does. */

@@ -42,7 +42,17 @@ int dpif_bpf_port_dump_done(const struct dpif *, void *state);
 int dpif_bpf_port_poll(const struct dpif *, char **devnamep);
 void dpif_bpf_port_poll_wait(const struct dpif *);
 
-/* For the datapath's destruction. */
+/* For the datapath's destruction, its close without destruction (the ports
+ * stay in the kernel) and its takeover by the next ovs-vswitchd. */
 void dp_bpf_ports_remove_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+void dp_bpf_ports_forget_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+void dp_bpf_ports_adopt(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
+bool dp_bpf_port_exists(const struct dp_bpf *dp, odp_port_t)
+    OVS_REQUIRES(dp->mutex);
+void dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
+    OVS_REQUIRES(dp->mutex);
+struct dpif_bpf_obj_config;
+void dp_bpf_ports_remove_stale(const char *dp_name,
+                               const struct dpif_bpf_obj_config *);
 
 #endif /* dpif-bpf-port.h */

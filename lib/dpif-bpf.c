@@ -46,10 +46,13 @@
  *     use through the conntrack kfuncs.
  *
  * All the bridges of type "bpf" share one datapath, "ovs-bpf", as all the
- * bridges of type "system" share "ovs-system".  The datapath lives as long as
- * ovs-vswitchd has it open: without ovs-vswitchd no one would answer its
- * upcalls, so the last close removes the programs, qdiscs, pins and devices
- * it created. */
+ * bridges of type "system" share "ovs-system".  As the kernel's datapath,
+ * it outlives ovs-vswitchd: its programs, maps (pinned), TC filters, TAP
+ * device and internal ports stay when ovs-vswitchd exits or dies, and keep
+ * forwarding the flows installed; the next ovs-vswitchd takes it over
+ * (dpif_bpf_obj_adopt(), dp_bpf_ports_adopt(), dp_bpf_flows_adopt()).
+ * Only its destruction ("ovs-appctl exit --cleanup", deleting the last
+ * bridge, "dpctl/del-dp") removes what it made in the kernel. */
 
 #include <config.h>
 
@@ -164,9 +167,54 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 
 static void dp_bpf_free(struct dp_bpf *);
 
+/* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
+ * whose pin directory is 'pin_name'.  Returns its fd or -1. */
+static int
+get_saved_map(const char *pin_name, const char *name)
+{
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name, name);
+    int fd = bpf_obj_get(path);
+
+    free(path);
+    return fd < 0 ? -1 : fd;
+}
+
+/* Makes 'dp', freshly loaded with its maps pinned in a staging directory,
+ * replace the datapath pinned as 'pin_name' (one of another ABI version,
+ * whose ovs-vswitchd saved its ports and flows in 'ports_fd' and
+ * 'flows_fd') without a gap: the flows first go into the new maps, then
+ * the new ingress program replaces the old one on each port's device, in
+ * one step per device, and the new pins replace the old ones. */
+static int
+dp_bpf_replace(struct dp_bpf *dp, const char *pin_name, int ports_fd,
+               int flows_fd)
+{
+    size_t n_flows = dp_bpf_flows_carry_over(dp, flows_fd);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    dp_bpf_ports_carry_over(dp, ports_fd);
+    ovs_mutex_unlock(&dp->mutex);
+
+    error = dpif_bpf_obj_move_pins(dp->obj, pin_name);
+    if (error) {
+        VLOG_ERR("%s: cannot move the pins of the new datapath to %s/%s "
+                 "(%s)", dp->name, DPIF_BPF_PIN_ROOT, pin_name,
+                 ovs_strerror(error));
+        return error;
+    }
+    VLOG_INFO("%s: replaced the datapath pinned in %s/%s, carrying over "
+              "%"PRIuSIZE" flows", dp->name, DPIF_BPF_PIN_ROOT, pin_name,
+              n_flows);
+    return 0;
+}
+
+/* Creates the datapath 'name', taking over the one an earlier ovs-vswitchd
+ * left if there is one.  With 'existing', only takes over: fails with
+ * ENODEV if there is nothing to take over. */
 static int
 dp_bpf_create(const struct dpif_class *class, const char *name,
-              struct dp_bpf **dpp)
+              bool existing, struct dp_bpf **dpp)
     OVS_REQUIRES(dp_bpf_mutex)
 {
     struct dpif_bpf_obj_config cfg = {
@@ -176,6 +224,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         .vlan_limit = flow_vlan_limit,
     };
     const char *instance = getenv("OVS_BPF_INSTANCE");
+    int old_ports_fd = -1, old_flows_fd = -1;
+    char *staging = NULL;
     struct dp_bpf *dp;
     char *pin_name;
     char *errmsg;
@@ -203,6 +253,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
                          dp->instance);
     cfg.pin_name = pin_name;
 
+    if (existing && !dpif_bpf_obj_exists(&cfg)) {
+        error = ENODEV;
+        goto error;
+    }
+
     if (getrandom(dp->secret, sizeof dp->secret, 0) != sizeof dp->secret) {
         error = errno ? errno : EIO;
         VLOG_ERR("%s: cannot get random bytes (%s)", name,
@@ -220,13 +275,33 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         goto error;
     }
 
-    error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
-    free(pin_name);
-    pin_name = NULL;
+    /* The datapath that an earlier ovs-vswitchd left, or a new one. */
+    error = dpif_bpf_obj_adopt(name, &cfg, &dp->obj);
+    if (error && existing) {
+        error = ENODEV;
+    } else if (error) {
+        if (error != ENOENT) {
+            /* A datapath that cannot be taken over (e.g. of another ABI
+             * version): with the ports and flows that its ovs-vswitchd
+             * saved, the new one replaces it without a gap, see
+             * dp_bpf_replace(); without, its ports are detached from its
+             * programs. */
+            old_ports_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_PORTS);
+            old_flows_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_FLOWS);
+            if (old_ports_fd >= 0 && old_flows_fd >= 0) {
+                staging = xasprintf("%s_next", pin_name);
+                cfg.pin_name = staging;
+            } else {
+                dp_bpf_ports_remove_stale(name, &cfg);
+            }
+        }
+        error = dpif_bpf_obj_load(name, &cfg, &dp->obj, &errmsg);
+    }
     if (error) {
         free(errmsg);
         goto error;
     }
+    /* Replaces the filter of a datapath taken over, atomically. */
     error = dpif_bpf_tc_attach(dp->tap_ifindex, dp->tap_name,
                                dp->obj->downcall_prog_fd,
                                &dp->tap_created_qdisc);
@@ -235,12 +310,30 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     }
 
     ovs_mutex_lock(&dp->mutex);
+    if (dp->obj->adopted) {
+        dp_bpf_ports_adopt(dp);
+        dp_bpf_flows_adopt(dp);
+    }
     error = dp_bpf_write_config(dp);
     ovs_mutex_unlock(&dp->mutex);
     if (error) {
         VLOG_ERR("%s: cannot write the datapath configuration (%s)", name,
                  ovs_strerror(error));
         goto error;
+    }
+    if (staging) {
+        error = dp_bpf_replace(dp, pin_name, old_ports_fd, old_flows_fd);
+        if (error) {
+            goto error;
+        }
+    }
+    free(staging);
+    free(pin_name);
+    if (old_ports_fd >= 0) {
+        close(old_ports_fd);
+    }
+    if (old_flows_fd >= 0) {
+        close(old_flows_fd);
     }
 
     shash_add(&dp_bpfs, name, dp);
@@ -260,13 +353,27 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
 
 error:
     free(pin_name);
+    free(staging);
+    if (old_ports_fd >= 0) {
+        close(old_ports_fd);
+    }
+    if (old_flows_fd >= 0) {
+        close(old_flows_fd);
+    }
+    /* What was taken over stays for the next try. */
+    dp->destroyed = !dp->obj || !dp->obj->adopted;
     dp_bpf_free(dp);
     return error;
 }
 
+/* Frees 'dp'.  A destroyed datapath goes away with all it made in the
+ * kernel; otherwise ovs-vswitchd only lets go of it, and it keeps
+ * forwarding for the next ovs-vswitchd to take over (see the top of this
+ * file). */
 static void
 dp_bpf_free(struct dp_bpf *dp)
 {
+    bool remove = dp->destroyed;
     struct dp_bpf_flow *flow;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
@@ -275,20 +382,24 @@ dp_bpf_free(struct dp_bpf *dp)
     ovs_rwlock_unlock(&dp->upcall_rwlock);
 
     ovs_mutex_lock(&dp->mutex);
-    dp_bpf_ports_remove_all(dp);
-    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
-        dp_bpf_flow_remove(dp, flow, NULL);
+    if (remove) {
+        dp_bpf_ports_remove_all(dp);
+        HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
+            dp_bpf_flow_remove(dp, flow, NULL);
+        }
+    } else {
+        dp_bpf_ports_forget_all(dp);
+        dp_bpf_flows_forget_all(dp);
     }
     ovs_mutex_unlock(&dp->mutex);
 
     if (dp->tap_fd >= 0) {
-        if (dp->tap_created_qdisc) {
+        if (remove && dp->tap_created_qdisc) {
             dpif_bpf_tc_detach(dp->tap_ifindex, true);
         }
-        /* The TAP is not persistent: it goes away with its last fd. */
-        close(dp->tap_fd);
+        dpif_bpf_tap_close(dp->tap_fd, remove);
     }
-    dpif_bpf_obj_unload(dp->obj);
+    dpif_bpf_obj_unload(dp->obj, remove);
 
     seq_destroy(dp->port_seq);
     hmap_destroy(&dp->ports);
@@ -309,8 +420,11 @@ dp_bpf_unref(struct dp_bpf *dp)
     if (!--dp->ref_cnt) {
         if (!dp->destroyed) {
             shash_find_and_delete(&dp_bpfs, dp->name);
+            VLOG_INFO("%s: leaving BPF datapath to the next ovs-vswitchd "
+                      "(it keeps forwarding)", dp->name);
+        } else {
+            VLOG_INFO("%s: removing BPF datapath", dp->name);
         }
-        VLOG_INFO("%s: removing BPF datapath", dp->name);
         dp_bpf_free(dp);
     }
 }
@@ -376,7 +490,9 @@ dpif_bpf_open(const struct dpif_class *class, const char *name, bool create,
     ovs_mutex_lock(&dp_bpf_mutex);
     dp = shash_find_data(&dp_bpfs, name);
     if (!dp) {
-        error = create ? dp_bpf_create(class, name, &dp) : ENODEV;
+        /* Without 'create', only a datapath that outlived its ovs-vswitchd
+         * (so that "ovs-dpctl" works on it while no ovs-vswitchd runs). */
+        error = dp_bpf_create(class, name, !create, &dp);
     } else if (dp->class != class) {
         error = EINVAL;
     } else {
@@ -406,7 +522,8 @@ dpif_bpf_destroy(struct dpif *dpif)
     struct dp_bpf *dp = get_dp_bpf(dpif);
 
     /* The datapath goes away with its last close (see the top of this
-     * file); a destroyed datapath just cannot be opened again meanwhile. */
+     * file), which without this leaves it in the kernel; a destroyed
+     * datapath just cannot be opened again meanwhile. */
     ovs_mutex_lock(&dp_bpf_mutex);
     if (!dp->destroyed) {
         dp->destroyed = true;
@@ -1066,7 +1183,9 @@ dpif_bpf_unixctl_init(void)
 
 const struct dpif_class dpif_bpf_class = {
     "bpf",
-    true,                       /* cleanup_required */
+    false,                      /* cleanup_required: the datapath and its
+                                 * ports outlive ovs-vswitchd, as the
+                                 * kernel datapath's. */
     dpif_bpf_init,
     dpif_bpf_enumerate,
     dpif_bpf_port_open_type,
