@@ -67,13 +67,38 @@ dpif_bpf_odp_support(struct odp_support *support)
 }
 
 BUILD_ASSERT_DECL(OVS_BPF_MAX_MPLS_LABELS == FLOW_MAX_MPLS_LABELS);
+BUILD_ASSERT_DECL(OVS_BPF_NSH_CONTEXT_WORDS
+                  == ARRAY_SIZE(((struct ovs_key_nsh *) NULL)->context));
+
+/* What the bytes of 'ipv6_src' and 'ipv6_dst' of a BPF key hold (see struct
+ * ovs_bpf_flow_key). */
+enum key_layout {
+    KEY_IPV6,                   /* The IPv6 addresses (zero if not IPv6). */
+    KEY_MPLS,                   /* The MPLS labels, then 'ipv6_dst'. */
+    KEY_NSH,                    /* The NSH headers. */
+};
+
+/* The layout of the key of 'flow' under mask 'm': only a flow that matches
+ * the ethertype exactly can match the fields of MPLS or NSH. */
+static enum key_layout
+flow_key_layout(ovs_be16 dl_type, ovs_be16 dl_type_mask)
+{
+    if (dl_type_mask != OVS_BE16_MAX) {
+        return KEY_IPV6;
+    } else if (eth_type_mpls(dl_type)) {
+        return KEY_MPLS;
+    } else if (dl_type == htons(ETH_TYPE_NSH)) {
+        return KEY_NSH;
+    } else {
+        return KEY_IPV6;
+    }
+}
 
 /* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
- * for keys and, with 'f' a mask, for masks.  'mpls' says whether the key is
- * that of an MPLS packet: its 'mpls_lse' then takes the bytes of
- * 'ipv6_src'. */
+ * for keys and, with 'f' a mask, for masks.  'layout' says what the bytes of
+ * the IPv6 addresses hold. */
 static void
-flow_fields_to_bpf(const struct flow *f, bool mpls,
+flow_fields_to_bpf(const struct flow *f, enum key_layout layout,
                    struct ovs_bpf_flow_key *k)
 {
     memset(k, 0, sizeof *k);
@@ -94,14 +119,29 @@ flow_fields_to_bpf(const struct flow *f, bool mpls,
 
     k->ipv4_src = f->nw_src;
     k->ipv4_dst = f->nw_dst;
-    if (mpls) {
+    switch (layout) {
+    case KEY_MPLS:
         for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
             k->mpls_lse[i] = f->mpls_lse[i];
         }
-    } else {
+        memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
+        break;
+    case KEY_NSH:
+        k->nsh.flags = f->nsh.flags;
+        k->nsh.ttl = f->nsh.ttl;
+        k->nsh.mdtype = f->nsh.mdtype;
+        k->nsh.np = f->nsh.np;
+        k->nsh.path_hdr = f->nsh.path_hdr;
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            k->nsh_context[i] = f->nsh.context[i];
+        }
+        break;
+    case KEY_IPV6:
+    default:
         memcpy(k->ipv6_src, &f->ipv6_src, 16);
+        memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
+        break;
     }
-    memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
     k->ipv6_label = f->ipv6_label;
     k->nw_proto = f->nw_proto;
     k->nw_tos = f->nw_tos;
@@ -119,7 +159,7 @@ flow_fields_to_bpf(const struct flow *f, bool mpls,
 /* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
  * and leaves the others alone. */
 static void
-bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
+bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, enum key_layout layout,
                    struct flow *f)
 {
     f->in_port.odp_port = u32_to_odp(k->in_port);
@@ -138,14 +178,29 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
 
     f->nw_src = k->ipv4_src;
     f->nw_dst = k->ipv4_dst;
-    if (mpls) {
+    switch (layout) {
+    case KEY_MPLS:
         for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
             f->mpls_lse[i] = k->mpls_lse[i];
         }
-    } else {
+        memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
+        break;
+    case KEY_NSH:
+        f->nsh.flags = k->nsh.flags;
+        f->nsh.ttl = k->nsh.ttl;
+        f->nsh.mdtype = k->nsh.mdtype;
+        f->nsh.np = k->nsh.np;
+        f->nsh.path_hdr = k->nsh.path_hdr;
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            f->nsh.context[i] = k->nsh_context[i];
+        }
+        break;
+    case KEY_IPV6:
+    default:
         memcpy(&f->ipv6_src, k->ipv6_src, 16);
+        memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
+        break;
     }
-    memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
     f->ipv6_label = k->ipv6_label;
     f->nw_proto = k->nw_proto;
     f->nw_tos = k->nw_tos;
@@ -163,12 +218,12 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
 /* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
  * left of a mask is what the BPF key cannot hold. */
 static void
-clear_bpf_fields(struct flow *m, bool mpls)
+clear_bpf_fields(struct flow *m, enum key_layout layout)
 {
     struct ovs_bpf_flow_key zero;
 
     memset(&zero, 0, sizeof zero);
-    bpf_fields_to_flow(&zero, mpls, m);
+    bpf_fields_to_flow(&zero, layout, m);
 }
 
 /* Returns true if 'a & b' is zero over 'n' bytes. */
@@ -230,8 +285,8 @@ check_unsupported(const struct flow *flow, struct flow *m)
     /* Checked by the caller. */
     m->packet_type = 0;
 
-    /* NSH, IGMP group / ND reserved, OpenFlow metadata, MPLS labels of a
-     * flow that is not MPLS...:
+    /* IGMP group / ND reserved, OpenFlow metadata, MPLS labels or NSH
+     * fields of a flow that is not MPLS or NSH...:
      * the BPF parser does not look at them, so they must not be matched. */
     return is_all_zeros(m, sizeof *m);
 }
@@ -245,10 +300,9 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
               struct ovs_bpf_flow_key *bmask, const char **reason)
 {
     struct flow m = wc->masks;
-    /* The key of an MPLS packet holds its labels (see struct
-     * ovs_bpf_flow_key); a flow that does not match the ethertype exactly
-     * cannot match them. */
-    bool mpls = eth_type_mpls(flow->dl_type) && m.dl_type == OVS_BE16_MAX;
+    /* The key of an MPLS or NSH packet holds its labels or NSH headers in
+     * the bytes of the IPv6 addresses (see struct ovs_bpf_flow_key). */
+    enum key_layout layout = flow_key_layout(flow->dl_type, m.dl_type);
 
     /* Only Ethernet frames reach the BPF programs (TC on Ethernet ports). */
     if (flow->packet_type != htonl(PT_ETH)) {
@@ -301,25 +355,41 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
     }
 
     /* The labels of an MPLS key share their bytes with the IPv6 source
-     * address, which an MPLS flow must not match. */
-    if (mpls && !ipv6_mask_is_any(&m.ipv6_src)) {
+     * address, the NSH headers of an NSH key with both IPv6 addresses: such
+     * a flow must not match them. */
+    if (layout == KEY_MPLS && !ipv6_mask_is_any(&m.ipv6_src)) {
         *reason = "an MPLS flow matches the IPv6 source address";
         return EINVAL;
     }
+    if (layout == KEY_NSH && (!ipv6_mask_is_any(&m.ipv6_src)
+                              || !ipv6_mask_is_any(&m.ipv6_dst))) {
+        *reason = "an NSH flow matches an IPv6 address";
+        return EINVAL;
+    }
+    if (layout == KEY_NSH) {
+        /* An exact match (flow_wildcards_init_for_packet()) covers the IP
+         * fields of an NSH flow, which no NSH packet has and ODP keys of
+         * NSH do not carry: zero under their mask, they can be dropped. */
+        if ((flow->nw_proto & m.nw_proto) || (flow->nw_tos & m.nw_tos)
+            || (flow->nw_ttl & m.nw_ttl) || (flow->nw_frag & m.nw_frag)) {
+            return EINVAL;
+        }
+        m.nw_proto = m.nw_tos = m.nw_ttl = m.nw_frag = 0;
+    }
 
-    flow_fields_to_bpf(&m, mpls, bmask);
+    flow_fields_to_bpf(&m, layout, bmask);
 
     if (strict) {
         struct flow rest = m;
 
-        clear_bpf_fields(&rest, mpls);
+        clear_bpf_fields(&rest, layout);
         if (!check_unsupported(flow, &rest)) {
             *reason = "a field the BPF flow key cannot hold is matched";
             return EINVAL;
         }
     }
 
-    flow_fields_to_bpf(flow, mpls, bkey);
+    flow_fields_to_bpf(flow, layout, bkey);
     and_bytes(bkey, bmask, sizeof *bkey);
     return 0;
 }
@@ -414,16 +484,17 @@ key_to_flow(const struct ovs_bpf_flow_key *bkey,
             const struct ovs_bpf_flow_key *bmask,
             struct flow *flow, struct flow_wildcards *wc)
 {
-    bool mpls = (eth_type_mpls(bkey->eth_type)
-                 && (!wc || bmask->eth_type == OVS_BE16_MAX));
+    enum key_layout layout = flow_key_layout(bkey->eth_type,
+                                             (wc ? bmask->eth_type
+                                              : OVS_BE16_MAX));
 
     memset(flow, 0, sizeof *flow);
-    bpf_fields_to_flow(bkey, mpls, flow);
+    bpf_fields_to_flow(bkey, layout, flow);
     flow->packet_type = htonl(PT_ETH);
 
     if (wc) {
         memset(wc, 0, sizeof *wc);
-        bpf_fields_to_flow(bmask, mpls, &wc->masks);
+        bpf_fields_to_flow(bmask, layout, &wc->masks);
         wc->masks.packet_type = OVS_BE32_MAX;
     }
 }
@@ -455,6 +526,11 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
          * out, one wildcarded entry, with the bottom of stack bit so that it
          * is the only one. */
         flow.mpls_lse[0] |= htonl(MPLS_BOS_MASK);
+    }
+    if (flow.dl_type == htons(ETH_TYPE_NSH) && !wc.masks.nsh.mdtype) {
+        /* The mask always has the MD type 1 context, the key only with
+         * MD type 1. */
+        flow.nsh.mdtype = NSH_M_TYPE1;
     }
     if (!wc.masks.dl_type) {
         /* An Ethertype below ETH_TYPE_MIN would be encoded as "not
@@ -547,8 +623,14 @@ struct act_xlate {
     uint32_t n;                 /* Slots needed so far (may exceed max). */
     bool userspace_only;        /* Valid, but BPF cannot run it. */
     bool not_eth;               /* The packet has no Ethernet header here
-                                 * (after pop_eth, or add_mpls without the
-                                 * L3 flag). */
+                                 * (after pop_eth, push_nsh, or add_mpls
+                                 * without the L3 flag). */
+    ovs_be16 l3_type;           /* With 'not_eth': the ethertype of the
+                                 * packet's first header, or 0 if that is
+                                 * the flow's own (after pop_eth). */
+    bool nsh_popped;            /* After pop_nsh: whether the packet has an
+                                 * Ethernet header depends on the NSH next
+                                 * protocol (see check_nsh_action()). */
 };
 
 static struct ovs_bpf_action *
@@ -1295,6 +1377,7 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
                     const struct ovs_bpf_flow_key *m)
 {
     size_t start = s->length;
+    enum key_layout layout;
 
     format_uint(s, "in_port", k->in_port, m->in_port, UINT32_MAX, false);
     format_uint(s, "recirc_id", k->recirc_id, m->recirc_id, UINT32_MAX,
@@ -1319,7 +1402,8 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
                 UINT16_MAX, true);
     format_ipv4(s, "ipv4_src", k->ipv4_src, m->ipv4_src);
     format_ipv4(s, "ipv4_dst", k->ipv4_dst, m->ipv4_dst);
-    if (eth_type_mpls(k->eth_type) && m->eth_type == OVS_BE16_MAX) {
+    layout = flow_key_layout(k->eth_type, m->eth_type);
+    if (layout == KEY_MPLS) {
         for (int i = 0; i < OVS_BPF_MAX_MPLS_LABELS; i++) {
             char name[16];
 
@@ -1327,10 +1411,27 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
             format_uint(s, name, ntohl(k->mpls_lse[i]), ntohl(m->mpls_lse[i]),
                         UINT32_MAX, true);
         }
+        format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
+    } else if (layout == KEY_NSH) {
+        format_uint(s, "nsh_flags", k->nsh.flags, m->nsh.flags, UINT8_MAX,
+                    true);
+        format_uint(s, "nsh_ttl", k->nsh.ttl, m->nsh.ttl, UINT8_MAX, false);
+        format_uint(s, "nsh_mdtype", k->nsh.mdtype, m->nsh.mdtype, UINT8_MAX,
+                    false);
+        format_uint(s, "nsh_np", k->nsh.np, m->nsh.np, UINT8_MAX, false);
+        format_uint(s, "nsh_path_hdr", ntohl(k->nsh.path_hdr),
+                    ntohl(m->nsh.path_hdr), UINT32_MAX, true);
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            char name[16];
+
+            snprintf(name, sizeof name, "nsh_c%d", i + 1);
+            format_uint(s, name, ntohl(k->nsh_context[i]),
+                        ntohl(m->nsh_context[i]), UINT32_MAX, true);
+        }
     } else {
         format_ipv6(s, "ipv6_src", k->ipv6_src, m->ipv6_src);
+        format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
     }
-    format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
     format_uint(s, "ipv6_label", ntohl(k->ipv6_label), ntohl(m->ipv6_label),
                 BPF_IPV6_LABEL_MASK, true);
     format_uint(s, "nw_proto", k->nw_proto, m->nw_proto, UINT8_MAX, false);
