@@ -813,8 +813,8 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         x->userspace_only = true;
         return 0;
 
+    case OVS_KEY_ATTR_NSH:          /* Nested: see check_nsh_action(). */
     case OVS_KEY_ATTR_TUNNEL:
-    case OVS_KEY_ATTR_NSH:
     case OVS_KEY_ATTR_DP_HASH:
     case OVS_KEY_ATTR_RECIRC_ID:
     case OVS_KEY_ATTR_UNSPEC:
@@ -856,6 +856,7 @@ action_arg_len(uint16_t type)
     case OVS_ACTION_ATTR_ADD_MPLS: return sizeof(struct ovs_action_add_mpls);
     case OVS_ACTION_ATTR_PUSH_ETH: return sizeof(struct ovs_action_push_eth);
     case OVS_ACTION_ATTR_POP_ETH: return 0;
+    case OVS_ACTION_ATTR_POP_NSH: return 0;
     default: return -1;
     }
 }
@@ -873,7 +874,11 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
     case OVS_ACTION_ATTR_PUSH_MPLS: {
         const struct ovs_action_push_mpls *mpls = nl_attr_get(a);
 
-        return eth_type_mpls(mpls->mpls_ethertype) ? 0 : EINVAL;
+        if (!eth_type_mpls(mpls->mpls_ethertype)) {
+            return EINVAL;
+        }
+        x->l3_type = mpls->mpls_ethertype;
+        return 0;
     }
 
     case OVS_ACTION_ATTR_POP_MPLS:
@@ -884,6 +889,7 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
         if (nl_attr_get_be16(a) == htons(ETH_TYPE_TEB)) {
             x->not_eth = false;
         }
+        x->l3_type = nl_attr_get_be16(a);
         return 0;
 
     case OVS_ACTION_ATTR_ADD_MPLS: {
@@ -899,8 +905,147 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
         if (!(mpls->tun_flags & OVS_MPLS_L3_TUNNEL_FLAG_MASK)) {
             x->not_eth = true;
         }
+        x->l3_type = mpls->mpls_ethertype;
         return 0;
     }
+
+    default:
+        return EINVAL;
+    }
+}
+
+/* Checks the attribute OVS_KEY_ATTR_NSH 'nsh' of push_nsh ('push'),
+ * set(nsh) or set_masked(nsh) ('masked': each attribute it nests holds a
+ * value and a mask) as the kernel datapath does: a base header, MD type 1
+ * or MD type 2 context (the latter only for push_nsh), of the MD type the
+ * base header says.  push_nsh needs the base header, and the context if
+ * it is of MD type 1 (ofproto pushes MD type 2 without TLVs, which
+ * odp_execute_actions() does right). */
+static bool
+nsh_attrs_valid(const struct nlattr *nsh, bool push, bool masked)
+{
+    bool has_base = false, has_md1 = false, has_md2 = false;
+    size_t mul = masked ? 2 : 1;
+    const struct nlattr *a;
+    uint8_t mdtype = 0;
+    size_t left;
+
+    NL_NESTED_FOR_EACH (a, left, nsh) {
+        size_t len = nl_attr_get_size(a);
+
+        switch (nl_attr_type(a)) {
+        case OVS_NSH_KEY_ATTR_BASE: {
+            const struct ovs_nsh_key_base *base = nl_attr_get(a);
+
+            if (has_base || len != mul * sizeof *base) {
+                return false;
+            }
+            has_base = true;
+            mdtype = base->mdtype;
+            break;
+        }
+
+        case OVS_NSH_KEY_ATTR_MD1:
+            if (has_md1 || len != mul * sizeof(struct ovs_nsh_key_md1)) {
+                return false;
+            }
+            has_md1 = true;
+            break;
+
+        case OVS_NSH_KEY_ATTR_MD2:
+            if (!push || has_md2 || !len || len > NSH_CTX_HDRS_MAX_LEN) {
+                return false;
+            }
+            has_md2 = true;
+            break;
+
+        default:
+            return false;
+        }
+    }
+    if (left || (has_md1 && has_md2)) {
+        return false;
+    }
+    if (!masked && ((has_md1 && mdtype != NSH_M_TYPE1)
+                    || (has_md2 && mdtype != NSH_M_TYPE2))) {
+        return false;
+    }
+    return !push || (has_base && (has_md1 || mdtype != NSH_M_TYPE1));
+}
+
+/* Returns the one attribute that the payload of action 'a' nests, or NULL
+ * if 'a' holds anything else. */
+static const struct nlattr *
+single_nested(const struct nlattr *a)
+{
+    const struct nlattr *inner = nl_attr_get(a);
+    size_t size = nl_attr_get_size(a);
+
+    if (size < NLA_HDRLEN || inner->nla_len < NLA_HDRLEN
+        || size != NLA_ALIGN(inner->nla_len)) {
+        return NULL;
+    }
+    return inner;
+}
+
+/* Checks push_nsh, pop_nsh, set(nsh) or set_masked(nsh) 'a' (of type
+ * 'type') and follows what it does to the packet's headers in 'x'.
+ *
+ * The kernel datapath checks these against the flow's key: the ethertype
+ * under the NSH header that push_nsh adds, the NSH next protocol that says
+ * whether pop_nsh leaves an Ethernet frame.  The translation does not see
+ * the key, so it takes the cases ofproto produces and refuses, with EINVAL,
+ * those it cannot tell right:
+ *
+ *   - push_nsh on an Ethernet frame, or on an IPv4, IPv6 or NSH packet that
+ *     an earlier action of the list made (odp_execute_actions() cannot push
+ *     NSH on anything else);
+ *   - pop_nsh on an NSH packet without an Ethernet header, followed only by
+ *     a recirculation (decap() of NSH: what the packet is then depends on
+ *     its next protocol, which only the lookup after the recirculation
+ *     sees);
+ *   - set(nsh) on a packet that has NSH as its first header after the
+ *     Ethernet one, or as its first header; ovs-vswitchd checks the
+ *     packet's ethertype again before running it. */
+static int
+check_nsh_action(struct act_xlate *x, const struct nlattr *a, int type)
+{
+    const struct nlattr *nsh;
+
+    switch (type) {
+    case OVS_ACTION_ATTR_PUSH_NSH:
+        nsh = single_nested(a);
+        if (!nsh || nl_attr_type(nsh) != OVS_KEY_ATTR_NSH
+            || !nsh_attrs_valid(nsh, true, false)) {
+            return EINVAL;
+        }
+        if (x->not_eth && x->l3_type != htons(ETH_TYPE_IP)
+            && x->l3_type != htons(ETH_TYPE_IPV6)
+            && x->l3_type != htons(ETH_TYPE_NSH)) {
+            return EINVAL;
+        }
+        x->not_eth = true;
+        x->l3_type = htons(ETH_TYPE_NSH);
+        return 0;
+
+    case OVS_ACTION_ATTR_POP_NSH:
+        if (!x->not_eth || (x->l3_type && x->l3_type != htons(ETH_TYPE_NSH))) {
+            return EINVAL;
+        }
+        x->not_eth = false;
+        x->nsh_popped = true;
+        return 0;
+
+    case OVS_ACTION_ATTR_SET:
+    case OVS_ACTION_ATTR_SET_MASKED:
+        nsh = nl_attr_get(a);
+        if (!nsh_attrs_valid(nsh, false, type == OVS_ACTION_ATTR_SET_MASKED)) {
+            return EINVAL;
+        }
+        if (x->not_eth && x->l3_type && x->l3_type != htons(ETH_TYPE_NSH)) {
+            return EINVAL;
+        }
+        return 0;
 
     default:
         return EINVAL;
@@ -916,11 +1061,14 @@ action_fits_no_eth(const struct nlattr *a)
     case OVS_ACTION_ATTR_PUSH_ETH:
     case OVS_ACTION_ATTR_ADD_MPLS:
     case OVS_ACTION_ATTR_POP_MPLS:
+    case OVS_ACTION_ATTR_PUSH_NSH:
+    case OVS_ACTION_ATTR_POP_NSH:
         return true;
 
     case OVS_ACTION_ATTR_SET:
     case OVS_ACTION_ATTR_SET_MASKED:
-        return nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS;
+        return (nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS
+                || nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_NSH);
 
     default:
         return false;
@@ -942,6 +1090,8 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     uint32_t idx = x->n;
     bool nested_modifies = false;
     bool not_eth = x->not_eth;
+    ovs_be16 l3_type = x->l3_type;
+    bool nsh_popped = x->nsh_popped;
     int error;
 
     slot = new_slot(x, type);
@@ -952,6 +1102,8 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     }
     /* A and what it does to the headers apply to a copy of the packet. */
     x->not_eth = not_eth;
+    x->l3_type = l3_type;
+    x->nsh_popped = nsh_popped;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;
@@ -1081,6 +1233,11 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         if (x->not_eth && !action_fits_no_eth(a)) {
             return EINVAL;
         }
+        /* After pop_nsh, only the recirculation of decap(). */
+        if (x->nsh_popped && type != OVS_ACTION_ATTR_RECIRC
+            && type != OVS_ACTION_ATTR_DROP) {
+            return EINVAL;
+        }
 
         switch (type) {
         case OVS_ACTION_ATTR_OUTPUT:
@@ -1103,6 +1260,16 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 || nl_attr_get_size(a) != NLA_ALIGN(key->nla_len)
                 || key->nla_len < NLA_HDRLEN) {
                 return EINVAL;
+            }
+            if (nl_attr_type(key) == OVS_KEY_ATTR_NSH) {
+                /* Nested attributes, each with its own mask in
+                 * set_masked(): odp_execute_actions() runs it. */
+                error = check_nsh_action(x, a, type);
+                if (!error) {
+                    x->userspace_only = true;
+                    *modifies = true;
+                }
+                break;
             }
             if (type == OVS_ACTION_ATTR_SET) {
                 if (size > sizeof ones) {
@@ -1266,22 +1433,33 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 return EINVAL;
             }
             x->not_eth = type == OVS_ACTION_ATTR_POP_ETH;
+            x->l3_type = 0;
             x->userspace_only = true;
             *modifies = true;
             break;
 
-        case OVS_ACTION_ATTR_CT:
-        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
+            /* As for MPLS, no BPF helper changes an skb's protocol to or
+             * from NSH: odp_execute_actions() runs them, in ovs-vswitchd
+             * (see check_nsh_action() for what is refused). */
+            error = check_nsh_action(x, a, type);
+            if (!error) {
+                x->userspace_only = true;
+                *modifies = true;
+            }
+            break;
+
+        case OVS_ACTION_ATTR_CT:
+        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
         case OVS_ACTION_ATTR_LB_OUTPUT:
         case OVS_ACTION_ATTR_UNSPEC:
         case __OVS_ACTION_ATTR_MAX:
         default:
-            /* Features this datapath does not have: conntrack, NSH,
-             * tunnels, bonds... */
+            /* Features this datapath does not have: conntrack, tunnels,
+             * bonds... */
             return EINVAL;
         }
         if (error) {

@@ -338,9 +338,216 @@ put_hash(struct ofpbuf *b, uint32_t alg, uint32_t basis)
     nl_msg_put_unspec(b, OVS_ACTION_ATTR_HASH, &hash, sizeof hash);
 }
 
+static void
+put_push_eth(struct ofpbuf *b)
+{
+    struct ovs_action_push_eth push_eth = {
+        .addresses = {
+            .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+            .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+        },
+    };
+
+    nl_msg_put_unspec(b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                      sizeof push_eth);
+}
+
+/* NSH attributes for put_nsh(). */
+enum {
+    NSH_MD1 = 1 << 0,           /* An MD type 1 context attribute. */
+    NSH_MD2 = 1 << 1,           /* An MD type 2 TLV attribute. */
+    NSH_MASKED = 1 << 2,        /* Values with masks, for set_masked(). */
+    NSH_SHORT_BASE = 1 << 3,    /* A base attribute 4 bytes short. */
+};
+
+/* Puts OVS_KEY_ATTR_NSH with a base header of MD type 'mdtype' (SPI 0x101,
+ * SI 4, TTL 7) and what 'flags' says. */
+static void
+put_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    struct ovs_nsh_key_base base = {
+        .ttl = 7, .mdtype = mdtype, .np = NSH_P_ETHERNET,
+        .path_hdr = htonl(0x101 << NSH_SPI_SHIFT | 4),
+    };
+    struct ovs_nsh_key_base base_mask = { .path_hdr = htonl(NSH_SI_MASK) };
+    struct ovs_nsh_key_md1 md1[2] = {
+        { .context = { htonl(1), htonl(2), htonl(3), htonl(4) } },
+        { .context = { OVS_BE32_MAX, 0, 0, 0 } },
+    };
+    static const uint8_t md2[8] = { 0, 1, 4, 1, 0xa, 0xb, 0xc, 0xd };
+    size_t ofs = nl_msg_start_nested(b, OVS_KEY_ATTR_NSH);
+    size_t base_len = flags & NSH_SHORT_BASE ? 4 : sizeof base;
+
+    if (flags & NSH_MASKED) {
+        char *p = nl_msg_put_unspec_uninit(b, OVS_NSH_KEY_ATTR_BASE,
+                                           2 * sizeof base);
+
+        memcpy(p, &base, sizeof base);
+        memcpy(p + sizeof base, &base_mask, sizeof base_mask);
+    } else {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_BASE, &base, base_len);
+    }
+    if (flags & NSH_MD1) {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_MD1, md1,
+                          (flags & NSH_MASKED ? 2 : 1) * sizeof md1[0]);
+    }
+    if (flags & NSH_MD2) {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_MD2, md2, sizeof md2);
+    }
+    nl_msg_end_nested(b, ofs);
+}
+
+static void
+put_push_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    size_t ofs = nl_msg_start_nested(b, OVS_ACTION_ATTR_PUSH_NSH);
+
+    put_nsh(b, mdtype, flags);
+    nl_msg_end_nested(b, ofs);
+}
+
+static void
+put_set_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    size_t ofs = nl_msg_start_nested(b, (flags & NSH_MASKED
+                                         ? OVS_ACTION_ATTR_SET_MASKED
+                                         : OVS_ACTION_ATTR_SET));
+
+    put_nsh(b, mdtype, flags);
+    nl_msg_end_nested(b, ofs);
+}
+
+/* NSH action lists, as ofproto's encap() and decap() make them and as they
+ * are refused.  Sets '*name' for lists that format_odp_actions() cannot
+ * print (it reads past a malformed push_nsh). */
+static bool
+put_nsh_case(struct ofpbuf *b, int i, const char **name)
+{
+    struct ovs_action_add_mpls add = {
+        .mpls_lse = htonl(10 << MPLS_LABEL_SHIFT | MPLS_BOS_MASK | 64),
+        .mpls_ethertype = htons(ETH_TYPE_MPLS),
+    };
+
+    switch (i) {
+    /* Userspace only (E2BIG). */
+    case 0:
+        /* encap(nsh(md_type=1)),encap(ethernet). */
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 1:
+        /* encap(nsh(md_type=2)) without and with TLVs. */
+        put_push_nsh(b, NSH_M_TYPE2, 0);
+        put_push_eth(b);
+        break;
+    case 2:
+        put_push_nsh(b, NSH_M_TYPE2, NSH_MD2);
+        put_push_eth(b);
+        break;
+    case 3:
+        /* decap(),decap(): the recirculation follows pop_nsh. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        return true;
+    case 4:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        return true;
+    case 5:
+        /* set_field of NSH fields. */
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        break;
+    case 6:
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        break;
+    case 7:
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED | NSH_MD1);
+        break;
+    case 8:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        put_push_eth(b);
+        break;
+    case 9:
+        /* NSH over IPv4 that MPLS carried. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_be16(b, OVS_ACTION_ATTR_POP_MPLS, htons(ETH_TYPE_IP));
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+
+    /* Refused (EINVAL). */
+    case 10:
+        /* An output without an Ethernet header. */
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        break;
+    case 11:
+        /* pop_nsh of an Ethernet frame. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        break;
+    case 12:
+        /* After pop_nsh, anything but a recirculation. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        break;
+    case 13:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        put_push_eth(b);
+        break;
+    case 14:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        break;
+    case 15:
+        /* push_nsh on what pop_eth left (the flow's ethertype)... */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 16:
+        /* ...and on an MPLS packet without an Ethernet header. */
+        nl_msg_put_unspec(b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 17:
+        /* set(nsh) of an MPLS packet. */
+        nl_msg_put_unspec(b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        put_push_eth(b);
+        break;
+    case 18:
+        /* Bad arguments. */
+        *name = "push_nsh(mdtype=2 with an MD type 1 context),push_eth,1";
+        put_push_nsh(b, NSH_M_TYPE2, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 19:
+        *name = "push_nsh(mdtype=1 without context),push_eth,1";
+        put_push_nsh(b, NSH_M_TYPE1, 0);
+        put_push_eth(b);
+        break;
+    case 20:
+        *name = "set(nsh(a 4-byte base header)),1";
+        put_set_nsh(b, NSH_M_TYPE1, NSH_SHORT_BASE);
+        break;
+    case 21:
+        *name = "set(nsh(mdtype=2 with TLVs)),1";
+        put_set_nsh(b, NSH_M_TYPE2, NSH_MD2);
+        break;
+    default:
+        return false;
+    }
+    nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 1);
+    return true;
+}
+
 /* Actions that odp_actions_from_string() cannot parse (hash, MPLS, Ethernet
- * push and pop), built
- * here as Netlink attributes, with the ODP form in the output. */
+ * push and pop, NSH), built here as Netlink attributes, with the ODP form
+ * in the output. */
 static void
 test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -350,6 +557,7 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             .mpls_ethertype = htons(ETH_TYPE_MPLS),
         };
         struct ds s = DS_EMPTY_INITIALIZER;
+        const char *name = NULL;
         struct ofpbuf b;
         size_t ofs;
 
@@ -444,11 +652,18 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             break;
         }
         default:
-            ofpbuf_uninit(&b);
-            exit(0);
+            if (!put_nsh_case(&b, i - 12, &name)) {
+                ofpbuf_uninit(&b);
+                exit(0);
+            }
+            break;
         }
 
-        format_odp_actions(&s, b.data, b.size, NULL);
+        if (name) {
+            ds_put_cstr(&s, name);
+        } else {
+            format_odp_actions(&s, b.data, b.size, NULL);
+        }
         printf("%s -> ", ds_cstr(&s));
         print_translation(&b);
         ds_destroy(&s);
