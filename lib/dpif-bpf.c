@@ -558,6 +558,12 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
              * kernel datapath cannot send it to an Ethernet device. */
             if (packet->packet_type != htonl(PT_ETH)) {
                 COVERAGE_INC(dpif_bpf_execute_not_eth);
+                VLOG_DBG_RL(&rl, "%s: dropped a packet of type (%"PRIu16
+                            ",%#"PRIx16") that action type %"PRIu16" "
+                            "would send to the BPF programs", dp->name,
+                            pt_ns(packet->packet_type),
+                            pt_ns_type(packet->packet_type),
+                            nl_attr_type(action));
                 continue;
             }
             dp_bpf_downcall(dp, packet, slots, n_slots);
