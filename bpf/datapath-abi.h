@@ -48,6 +48,7 @@
 #define OVS_BPF_MAX_IPV6_EXT 64     /* IPv6 extension headers parsed. */
 #define OVS_BPF_MAX_ND_OPTS 64      /* ND options parsed (bpf/parse.h). */
 #define OVS_BPF_MAX_MPLS_LABELS 3   /* == FLOW_MAX_MPLS_LABELS. */
+#define OVS_BPF_NSH_CONTEXT_WORDS 4 /* MD type 1 context headers. */
 #define OVS_BPF_MAX_METERS 4096     /* Meter ids, 0 to this minus 1. */
 #define OVS_BPF_MAX_METER_BANDS 8   /* Bands per meter. */
 
@@ -112,6 +113,16 @@
  *     and transport field of an MPLS packet is zero: 'mpls_lse' shares its
  *     bytes with 'ipv6_src', which only IPv6 packets use.  (A mask never
  *     covers both: OVS matches the IPv6 fields only with eth_type IPv6.)
+ *   - NSH (ethertype 0x894f): 'nsh' holds the base and service path
+ *     headers, 'nsh_context' the four context headers of MD type 1 (zero
+ *     for other MD types), as 'nsh' of struct flow.  As in flow_extract(),
+ *     nothing after the NSH header is parsed, and a header that
+ *     flow_extract() does not accept (short, version other than 0, MD type
+ *     1 of another length than 24 bytes, MD type 2 shorter than 8) leaves
+ *     all of them zero.  'nsh' shares its bytes with 'ipv6_src' and
+ *     'nsh_context' with 'ipv6_dst', which an NSH packet does not have
+ *     (its 'nw_proto', 'nw_tos', 'nw_ttl' and 'nw_frag' are zero, and an
+ *     exact match covers them, so they cannot be shared).
  *   - IPv6: 'nw_tos' is the traffic class, 'nw_ttl' the hop limit and
  *     'nw_proto' the upper-layer protocol after the extension headers.
  *   - Conntrack ('ct_*') and tunnel ('tun_*') fields are metadata, like
@@ -127,6 +138,16 @@
 struct ovs_bpf_vlan {
     __be16 tpid;
     __be16 tci;
+};
+
+/* The NSH base and service path headers, as in OVS's struct ovs_key_nsh
+ * (the context headers are 'nsh_context' of the key). */
+struct ovs_bpf_nsh {
+    __u8 flags;                 /* 2 bits. */
+    __u8 ttl;                   /* 6 bits. */
+    __u8 mdtype;                /* The header's whole MD type byte. */
+    __u8 np;                    /* Next protocol. */
+    __be32 path_hdr;            /* SPI (24 bits) and SI (8 bits). */
 };
 
 struct ovs_bpf_flow_key {
@@ -150,8 +171,12 @@ struct ovs_bpf_flow_key {
     union {
         __u8 ipv6_src[16];
         __be32 mpls_lse[4];     /* OVS_BPF_MAX_MPLS_LABELS used, one zero. */
+        struct ovs_bpf_nsh nsh; /* 8 bytes, the rest zero. */
     };
-    __u8 ipv6_dst[16];
+    union {
+        __u8 ipv6_dst[16];
+        __be32 nsh_context[OVS_BPF_NSH_CONTEXT_WORDS];
+    };
     __be32 ipv6_label;
     __u8 nw_proto;
     __u8 nw_tos;

@@ -43,6 +43,10 @@
 #define OVS_BPF_DL_TYPE_NONE 0x5ff      /* OVS's FLOW_DL_TYPE_NONE. */
 #define OVS_BPF_ETH_P_RARP 0x8035
 #define OVS_BPF_MPLS_BOS 0x100          /* Bottom-of-stack bit of an LSE. */
+#define OVS_BPF_NSH_BASE_LEN 8          /* OVS's NSH_BASE_HDR_LEN. */
+#define OVS_BPF_NSH_MD1_LEN 24          /* OVS's NSH_M_TYPE1_LEN. */
+#define OVS_BPF_NSH_M_TYPE1 1
+#define OVS_BPF_NSH_M_TYPE2 2
 #define OVS_BPF_FRAG_ANY 1              /* FLOW_NW_FRAG_ANY. */
 #define OVS_BPF_FRAG_LATER 2            /* FLOW_NW_FRAG_LATER. */
 
@@ -438,6 +442,56 @@ ovs_bpf_ipv6_ext_step(__u32 i, void *w_)
  * caller has zeroed, metadata aside) and records the L3/L4 offsets in
  * 's'.  Returns OVS_BPF_PARSE_OK, OVS_BPF_PARSE_NEED_PULL or
  * OVS_BPF_PARSE_INCOMPLETE. */
+/* OVS's parse_nsh(): fills the NSH fields of 'key' from the NSH header at
+ * 'off', 'size' bytes before the end of the packet, or leaves them all zero
+ * if flow_extract() would (see struct ovs_bpf_flow_key). */
+static __always_inline void
+ovs_bpf_parse_nsh(struct ovs_bpf_parser *p, struct ovs_bpf_flow_key *key,
+                  __u32 off, __u32 size)
+{
+    __u16 ver_flags_ttl_len;
+    __be32 path_hdr;
+    __u8 *hdr, *ctx;
+    __u8 mdtype, np;
+    __u32 len;
+
+    if (size < OVS_BPF_NSH_BASE_LEN) {
+        return;
+    }
+    hdr = ovs_bpf_pkt_ptr(p, off, OVS_BPF_NSH_BASE_LEN);
+    if (!hdr) {
+        return;
+    }
+    ver_flags_ttl_len = bpf_ntohs(*(__be16 *) hdr);
+    mdtype = hdr[2];
+    np = hdr[3];
+    path_hdr = *(__be32 *) (hdr + 4);
+    len = (ver_flags_ttl_len & 0x3f) << 2;
+    if (len > size || ver_flags_ttl_len >> 14) {
+        return;
+    }
+
+    if (mdtype == OVS_BPF_NSH_M_TYPE1) {
+        if (len != OVS_BPF_NSH_MD1_LEN) {
+            return;
+        }
+        ctx = ovs_bpf_pkt_ptr(p, off + OVS_BPF_NSH_BASE_LEN,
+                              sizeof key->nsh_context);
+        if (!ctx) {
+            return;
+        }
+        __builtin_memcpy(key->nsh_context, ctx, sizeof key->nsh_context);
+    } else if (mdtype == OVS_BPF_NSH_M_TYPE2 && len < OVS_BPF_NSH_BASE_LEN) {
+        /* MD type 2: the TLVs are not parsed, as in OVS. */
+        return;
+    }
+    key->nsh.flags = (ver_flags_ttl_len >> 12) & 0x3;
+    key->nsh.ttl = (ver_flags_ttl_len >> 6) & 0x3f;
+    key->nsh.mdtype = mdtype;
+    key->nsh.np = np;
+    key->nsh.path_hdr = path_hdr;
+}
+
 static __always_inline enum ovs_bpf_parse_result
 ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
               struct ovs_bpf_scratch *s)
@@ -644,6 +698,9 @@ ovs_bpf_parse(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
             off += 4;
             size -= 4;
         }
+        goto out;
+    } else if (eth_type == bpf_htons(ETH_P_NSH)) {
+        ovs_bpf_parse_nsh(&p, key, off, size);
         goto out;
     } else {
         if (eth_type == bpf_htons(ETH_P_ARP)

@@ -68,6 +68,32 @@ dpif_bpf_odp_support(struct odp_support *support)
 }
 
 BUILD_ASSERT_DECL(OVS_BPF_MAX_MPLS_LABELS == FLOW_MAX_MPLS_LABELS);
+BUILD_ASSERT_DECL(OVS_BPF_NSH_CONTEXT_WORDS
+                  == ARRAY_SIZE(((struct ovs_key_nsh *) NULL)->context));
+
+/* What the bytes of 'ipv6_src' and 'ipv6_dst' of a BPF key hold (see struct
+ * ovs_bpf_flow_key). */
+enum key_layout {
+    KEY_IPV6,                   /* The IPv6 addresses (zero if not IPv6). */
+    KEY_MPLS,                   /* The MPLS labels, then 'ipv6_dst'. */
+    KEY_NSH,                    /* The NSH headers. */
+};
+
+/* The layout of the key of 'flow' under mask 'm': only a flow that matches
+ * the ethertype exactly can match the fields of MPLS or NSH. */
+static enum key_layout
+flow_key_layout(ovs_be16 dl_type, ovs_be16 dl_type_mask)
+{
+    if (dl_type_mask != OVS_BE16_MAX) {
+        return KEY_IPV6;
+    } else if (eth_type_mpls(dl_type)) {
+        return KEY_MPLS;
+    } else if (dl_type == htons(ETH_TYPE_NSH)) {
+        return KEY_NSH;
+    } else {
+        return KEY_IPV6;
+    }
+}
 
 /* The tunnel metadata that the BPF key holds: what a VXLAN device in
  * collect_md mode reports (bpf/tunnel.h).  The flags are FLOW_TNL_F_*, in
@@ -132,11 +158,10 @@ dpif_bpf_tunnel_to_key_meta(const struct flow_tnl *tnl,
 }
 
 /* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
- * for keys and, with 'f' a mask, for masks.  'mpls' says whether the key is
- * that of an MPLS packet: its 'mpls_lse' then takes the bytes of
- * 'ipv6_src'. */
+ * for keys and, with 'f' a mask, for masks.  'layout' says what the bytes of
+ * the IPv6 addresses hold. */
 static void
-flow_fields_to_bpf(const struct flow *f, bool mpls,
+flow_fields_to_bpf(const struct flow *f, enum key_layout layout,
                    struct ovs_bpf_flow_key *k)
 {
     memset(k, 0, sizeof *k);
@@ -157,14 +182,29 @@ flow_fields_to_bpf(const struct flow *f, bool mpls,
 
     k->ipv4_src = f->nw_src;
     k->ipv4_dst = f->nw_dst;
-    if (mpls) {
+    switch (layout) {
+    case KEY_MPLS:
         for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
             k->mpls_lse[i] = f->mpls_lse[i];
         }
-    } else {
+        memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
+        break;
+    case KEY_NSH:
+        k->nsh.flags = f->nsh.flags;
+        k->nsh.ttl = f->nsh.ttl;
+        k->nsh.mdtype = f->nsh.mdtype;
+        k->nsh.np = f->nsh.np;
+        k->nsh.path_hdr = f->nsh.path_hdr;
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            k->nsh_context[i] = f->nsh.context[i];
+        }
+        break;
+    case KEY_IPV6:
+    default:
         memcpy(k->ipv6_src, &f->ipv6_src, 16);
+        memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
+        break;
     }
-    memcpy(k->ipv6_dst, &f->ipv6_dst, 16);
     k->ipv6_label = f->ipv6_label;
     k->nw_proto = f->nw_proto;
     k->nw_tos = f->nw_tos;
@@ -184,7 +224,7 @@ flow_fields_to_bpf(const struct flow *f, bool mpls,
 /* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
  * and leaves the others alone. */
 static void
-bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
+bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, enum key_layout layout,
                    struct flow *f)
 {
     f->in_port.odp_port = u32_to_odp(k->in_port);
@@ -203,14 +243,29 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
 
     f->nw_src = k->ipv4_src;
     f->nw_dst = k->ipv4_dst;
-    if (mpls) {
+    switch (layout) {
+    case KEY_MPLS:
         for (int i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
             f->mpls_lse[i] = k->mpls_lse[i];
         }
-    } else {
+        memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
+        break;
+    case KEY_NSH:
+        f->nsh.flags = k->nsh.flags;
+        f->nsh.ttl = k->nsh.ttl;
+        f->nsh.mdtype = k->nsh.mdtype;
+        f->nsh.np = k->nsh.np;
+        f->nsh.path_hdr = k->nsh.path_hdr;
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            f->nsh.context[i] = k->nsh_context[i];
+        }
+        break;
+    case KEY_IPV6:
+    default:
         memcpy(&f->ipv6_src, k->ipv6_src, 16);
+        memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
+        break;
     }
-    memcpy(&f->ipv6_dst, k->ipv6_dst, 16);
     f->ipv6_label = k->ipv6_label;
     f->nw_proto = k->nw_proto;
     f->nw_tos = k->nw_tos;
@@ -230,12 +285,12 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, bool mpls,
 /* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
  * left of a mask is what the BPF key cannot hold. */
 static void
-clear_bpf_fields(struct flow *m, bool mpls)
+clear_bpf_fields(struct flow *m, enum key_layout layout)
 {
     struct ovs_bpf_flow_key zero;
 
     memset(&zero, 0, sizeof zero);
-    bpf_fields_to_flow(&zero, mpls, m);
+    bpf_fields_to_flow(&zero, layout, m);
 }
 
 /* Returns true if 'a & b' is zero over 'n' bytes. */
@@ -301,8 +356,8 @@ check_unsupported(const struct flow *flow, struct flow *m)
     /* Checked by the caller. */
     m->packet_type = 0;
 
-    /* NSH, IGMP group / ND reserved, OpenFlow metadata, MPLS labels of a
-     * flow that is not MPLS...:
+    /* IGMP group / ND reserved, OpenFlow metadata, MPLS labels or NSH
+     * fields of a flow that is not MPLS or NSH...:
      * the BPF parser does not look at them, so they must not be matched. */
     return is_all_zeros(m, sizeof *m);
 }
@@ -316,10 +371,9 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
               struct ovs_bpf_flow_key *bmask, const char **reason)
 {
     struct flow m = wc->masks;
-    /* The key of an MPLS packet holds its labels (see struct
-     * ovs_bpf_flow_key); a flow that does not match the ethertype exactly
-     * cannot match them. */
-    bool mpls = eth_type_mpls(flow->dl_type) && m.dl_type == OVS_BE16_MAX;
+    /* The key of an MPLS or NSH packet holds its labels or NSH headers in
+     * the bytes of the IPv6 addresses (see struct ovs_bpf_flow_key). */
+    enum key_layout layout = flow_key_layout(flow->dl_type, m.dl_type);
 
     /* Only Ethernet frames reach the BPF programs (TC on Ethernet ports). */
     if (flow->packet_type != htonl(PT_ETH)) {
@@ -372,25 +426,41 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
     }
 
     /* The labels of an MPLS key share their bytes with the IPv6 source
-     * address, which an MPLS flow must not match. */
-    if (mpls && !ipv6_mask_is_any(&m.ipv6_src)) {
+     * address, the NSH headers of an NSH key with both IPv6 addresses: such
+     * a flow must not match them. */
+    if (layout == KEY_MPLS && !ipv6_mask_is_any(&m.ipv6_src)) {
         *reason = "an MPLS flow matches the IPv6 source address";
         return EINVAL;
     }
+    if (layout == KEY_NSH && (!ipv6_mask_is_any(&m.ipv6_src)
+                              || !ipv6_mask_is_any(&m.ipv6_dst))) {
+        *reason = "an NSH flow matches an IPv6 address";
+        return EINVAL;
+    }
+    if (layout == KEY_NSH) {
+        /* An exact match (flow_wildcards_init_for_packet()) covers the IP
+         * fields of an NSH flow, which no NSH packet has and ODP keys of
+         * NSH do not carry: zero under their mask, they can be dropped. */
+        if ((flow->nw_proto & m.nw_proto) || (flow->nw_tos & m.nw_tos)
+            || (flow->nw_ttl & m.nw_ttl) || (flow->nw_frag & m.nw_frag)) {
+            return EINVAL;
+        }
+        m.nw_proto = m.nw_tos = m.nw_ttl = m.nw_frag = 0;
+    }
 
-    flow_fields_to_bpf(&m, mpls, bmask);
+    flow_fields_to_bpf(&m, layout, bmask);
 
     if (strict) {
         struct flow rest = m;
 
-        clear_bpf_fields(&rest, mpls);
+        clear_bpf_fields(&rest, layout);
         if (!check_unsupported(flow, &rest)) {
             *reason = "a field the BPF flow key cannot hold is matched";
             return EINVAL;
         }
     }
 
-    flow_fields_to_bpf(flow, mpls, bkey);
+    flow_fields_to_bpf(flow, layout, bkey);
     and_bytes(bkey, bmask, sizeof *bkey);
     return 0;
 }
@@ -485,16 +555,17 @@ key_to_flow(const struct ovs_bpf_flow_key *bkey,
             const struct ovs_bpf_flow_key *bmask,
             struct flow *flow, struct flow_wildcards *wc)
 {
-    bool mpls = (eth_type_mpls(bkey->eth_type)
-                 && (!wc || bmask->eth_type == OVS_BE16_MAX));
+    enum key_layout layout = flow_key_layout(bkey->eth_type,
+                                             (wc ? bmask->eth_type
+                                              : OVS_BE16_MAX));
 
     memset(flow, 0, sizeof *flow);
-    bpf_fields_to_flow(bkey, mpls, flow);
+    bpf_fields_to_flow(bkey, layout, flow);
     flow->packet_type = htonl(PT_ETH);
 
     if (wc) {
         memset(wc, 0, sizeof *wc);
-        bpf_fields_to_flow(bmask, mpls, &wc->masks);
+        bpf_fields_to_flow(bmask, layout, &wc->masks);
         wc->masks.packet_type = OVS_BE32_MAX;
     }
 }
@@ -526,6 +597,11 @@ dpif_bpf_key_to_odp(const struct ovs_bpf_flow_key *bkey,
          * out, one wildcarded entry, with the bottom of stack bit so that it
          * is the only one. */
         flow.mpls_lse[0] |= htonl(MPLS_BOS_MASK);
+    }
+    if (flow.dl_type == htons(ETH_TYPE_NSH) && !wc.masks.nsh.mdtype) {
+        /* The mask always has the MD type 1 context, the key only with
+         * MD type 1. */
+        flow.nsh.mdtype = NSH_M_TYPE1;
     }
     if (!wc.masks.dl_type) {
         /* An Ethertype below ETH_TYPE_MIN would be encoded as "not
@@ -618,8 +694,14 @@ struct act_xlate {
     uint32_t n;                 /* Slots needed so far (may exceed max). */
     bool userspace_only;        /* Valid, but BPF cannot run it. */
     bool not_eth;               /* The packet has no Ethernet header here
-                                 * (after pop_eth, or add_mpls without the
-                                 * L3 flag). */
+                                 * (after pop_eth, push_nsh, or add_mpls
+                                 * without the L3 flag). */
+    ovs_be16 l3_type;           /* With 'not_eth': the ethertype of the
+                                 * packet's first header, or 0 if that is
+                                 * the flow's own (after pop_eth). */
+    bool nsh_popped;            /* After pop_nsh: whether the packet has an
+                                 * Ethernet header depends on the NSH next
+                                 * protocol (see check_nsh_action()). */
 };
 
 static struct ovs_bpf_action *
@@ -802,8 +884,8 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         x->userspace_only = true;
         return 0;
 
+    case OVS_KEY_ATTR_NSH:          /* Nested: see check_nsh_action(). */
     case OVS_KEY_ATTR_TUNNEL:
-    case OVS_KEY_ATTR_NSH:
     case OVS_KEY_ATTR_DP_HASH:
     case OVS_KEY_ATTR_RECIRC_ID:
     case OVS_KEY_ATTR_UNSPEC:
@@ -901,6 +983,7 @@ action_arg_len(uint16_t type)
     case OVS_ACTION_ATTR_ADD_MPLS: return sizeof(struct ovs_action_add_mpls);
     case OVS_ACTION_ATTR_PUSH_ETH: return sizeof(struct ovs_action_push_eth);
     case OVS_ACTION_ATTR_POP_ETH: return 0;
+    case OVS_ACTION_ATTR_POP_NSH: return 0;
     default: return -1;
     }
 }
@@ -918,7 +1001,11 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
     case OVS_ACTION_ATTR_PUSH_MPLS: {
         const struct ovs_action_push_mpls *mpls = nl_attr_get(a);
 
-        return eth_type_mpls(mpls->mpls_ethertype) ? 0 : EINVAL;
+        if (!eth_type_mpls(mpls->mpls_ethertype)) {
+            return EINVAL;
+        }
+        x->l3_type = mpls->mpls_ethertype;
+        return 0;
     }
 
     case OVS_ACTION_ATTR_POP_MPLS:
@@ -929,6 +1016,7 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
         if (nl_attr_get_be16(a) == htons(ETH_TYPE_TEB)) {
             x->not_eth = false;
         }
+        x->l3_type = nl_attr_get_be16(a);
         return 0;
 
     case OVS_ACTION_ATTR_ADD_MPLS: {
@@ -944,8 +1032,147 @@ check_mpls_action(struct act_xlate *x, const struct nlattr *a)
         if (!(mpls->tun_flags & OVS_MPLS_L3_TUNNEL_FLAG_MASK)) {
             x->not_eth = true;
         }
+        x->l3_type = mpls->mpls_ethertype;
         return 0;
     }
+
+    default:
+        return EINVAL;
+    }
+}
+
+/* Checks the attribute OVS_KEY_ATTR_NSH 'nsh' of push_nsh ('push'),
+ * set(nsh) or set_masked(nsh) ('masked': each attribute it nests holds a
+ * value and a mask) as the kernel datapath does: a base header, MD type 1
+ * or MD type 2 context (the latter only for push_nsh), of the MD type the
+ * base header says.  push_nsh needs the base header, and the context if
+ * it is of MD type 1 (ofproto pushes MD type 2 without TLVs, which
+ * odp_execute_actions() does right). */
+static bool
+nsh_attrs_valid(const struct nlattr *nsh, bool push, bool masked)
+{
+    bool has_base = false, has_md1 = false, has_md2 = false;
+    size_t mul = masked ? 2 : 1;
+    const struct nlattr *a;
+    uint8_t mdtype = 0;
+    size_t left;
+
+    NL_NESTED_FOR_EACH (a, left, nsh) {
+        size_t len = nl_attr_get_size(a);
+
+        switch (nl_attr_type(a)) {
+        case OVS_NSH_KEY_ATTR_BASE: {
+            const struct ovs_nsh_key_base *base = nl_attr_get(a);
+
+            if (has_base || len != mul * sizeof *base) {
+                return false;
+            }
+            has_base = true;
+            mdtype = base->mdtype;
+            break;
+        }
+
+        case OVS_NSH_KEY_ATTR_MD1:
+            if (has_md1 || len != mul * sizeof(struct ovs_nsh_key_md1)) {
+                return false;
+            }
+            has_md1 = true;
+            break;
+
+        case OVS_NSH_KEY_ATTR_MD2:
+            if (!push || has_md2 || !len || len > NSH_CTX_HDRS_MAX_LEN) {
+                return false;
+            }
+            has_md2 = true;
+            break;
+
+        default:
+            return false;
+        }
+    }
+    if (left || (has_md1 && has_md2)) {
+        return false;
+    }
+    if (!masked && ((has_md1 && mdtype != NSH_M_TYPE1)
+                    || (has_md2 && mdtype != NSH_M_TYPE2))) {
+        return false;
+    }
+    return !push || (has_base && (has_md1 || mdtype != NSH_M_TYPE1));
+}
+
+/* Returns the one attribute that the payload of action 'a' nests, or NULL
+ * if 'a' holds anything else. */
+static const struct nlattr *
+single_nested(const struct nlattr *a)
+{
+    const struct nlattr *inner = nl_attr_get(a);
+    size_t size = nl_attr_get_size(a);
+
+    if (size < NLA_HDRLEN || inner->nla_len < NLA_HDRLEN
+        || size != NLA_ALIGN(inner->nla_len)) {
+        return NULL;
+    }
+    return inner;
+}
+
+/* Checks push_nsh, pop_nsh, set(nsh) or set_masked(nsh) 'a' (of type
+ * 'type') and follows what it does to the packet's headers in 'x'.
+ *
+ * The kernel datapath checks these against the flow's key: the ethertype
+ * under the NSH header that push_nsh adds, the NSH next protocol that says
+ * whether pop_nsh leaves an Ethernet frame.  The translation does not see
+ * the key, so it takes the cases ofproto produces and refuses, with EINVAL,
+ * those it cannot tell right:
+ *
+ *   - push_nsh on an Ethernet frame, or on an IPv4, IPv6 or NSH packet that
+ *     an earlier action of the list made (odp_execute_actions() cannot push
+ *     NSH on anything else);
+ *   - pop_nsh on an NSH packet without an Ethernet header, followed only by
+ *     a recirculation (decap() of NSH: what the packet is then depends on
+ *     its next protocol, which only the lookup after the recirculation
+ *     sees);
+ *   - set(nsh) on a packet that has NSH as its first header after the
+ *     Ethernet one, or as its first header; ovs-vswitchd checks the
+ *     packet's ethertype again before running it. */
+static int
+check_nsh_action(struct act_xlate *x, const struct nlattr *a, int type)
+{
+    const struct nlattr *nsh;
+
+    switch (type) {
+    case OVS_ACTION_ATTR_PUSH_NSH:
+        nsh = single_nested(a);
+        if (!nsh || nl_attr_type(nsh) != OVS_KEY_ATTR_NSH
+            || !nsh_attrs_valid(nsh, true, false)) {
+            return EINVAL;
+        }
+        if (x->not_eth && x->l3_type != htons(ETH_TYPE_IP)
+            && x->l3_type != htons(ETH_TYPE_IPV6)
+            && x->l3_type != htons(ETH_TYPE_NSH)) {
+            return EINVAL;
+        }
+        x->not_eth = true;
+        x->l3_type = htons(ETH_TYPE_NSH);
+        return 0;
+
+    case OVS_ACTION_ATTR_POP_NSH:
+        if (!x->not_eth || (x->l3_type && x->l3_type != htons(ETH_TYPE_NSH))) {
+            return EINVAL;
+        }
+        x->not_eth = false;
+        x->nsh_popped = true;
+        return 0;
+
+    case OVS_ACTION_ATTR_SET:
+    case OVS_ACTION_ATTR_SET_MASKED:
+        nsh = nl_attr_get(a);
+        if (!nsh_attrs_valid(nsh, false, type == OVS_ACTION_ATTR_SET_MASKED)) {
+            return EINVAL;
+        }
+        if (x->not_eth && x->l3_type && x->l3_type != htons(ETH_TYPE_NSH)) {
+            return EINVAL;
+        }
+        return 0;
 
     default:
         return EINVAL;
@@ -961,11 +1188,14 @@ action_fits_no_eth(const struct nlattr *a)
     case OVS_ACTION_ATTR_PUSH_ETH:
     case OVS_ACTION_ATTR_ADD_MPLS:
     case OVS_ACTION_ATTR_POP_MPLS:
+    case OVS_ACTION_ATTR_PUSH_NSH:
+    case OVS_ACTION_ATTR_POP_NSH:
         return true;
 
     case OVS_ACTION_ATTR_SET:
     case OVS_ACTION_ATTR_SET_MASKED:
-        return nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS;
+        return (nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS
+                || nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_NSH);
 
     default:
         return false;
@@ -987,6 +1217,8 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     uint32_t idx = x->n;
     bool nested_modifies = false;
     bool not_eth = x->not_eth;
+    ovs_be16 l3_type = x->l3_type;
+    bool nsh_popped = x->nsh_popped;
     int error;
 
     slot = new_slot(x, type);
@@ -997,6 +1229,8 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     }
     /* A and what it does to the headers apply to a copy of the packet. */
     x->not_eth = not_eth;
+    x->l3_type = l3_type;
+    x->nsh_popped = nsh_popped;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;
@@ -1126,6 +1360,11 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         if (x->not_eth && !action_fits_no_eth(a)) {
             return EINVAL;
         }
+        /* After pop_nsh, only the recirculation of decap(). */
+        if (x->nsh_popped && type != OVS_ACTION_ATTR_RECIRC
+            && type != OVS_ACTION_ATTR_DROP) {
+            return EINVAL;
+        }
 
         switch (type) {
         case OVS_ACTION_ATTR_OUTPUT:
@@ -1148,6 +1387,16 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 || nl_attr_get_size(a) != NLA_ALIGN(key->nla_len)
                 || key->nla_len < NLA_HDRLEN) {
                 return EINVAL;
+            }
+            if (nl_attr_type(key) == OVS_KEY_ATTR_NSH) {
+                /* Nested attributes, each with its own mask in
+                 * set_masked(): odp_execute_actions() runs it. */
+                error = check_nsh_action(x, a, type);
+                if (!error) {
+                    x->userspace_only = true;
+                    *modifies = true;
+                }
+                break;
             }
             if (nl_attr_type(key) == OVS_KEY_ATTR_TUNNEL) {
                 /* Only set(tunnel(...)) exists, as in the kernel. */
@@ -1315,22 +1564,33 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 return EINVAL;
             }
             x->not_eth = type == OVS_ACTION_ATTR_POP_ETH;
+            x->l3_type = 0;
             x->userspace_only = true;
             *modifies = true;
             break;
 
-        case OVS_ACTION_ATTR_CT:
-        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
+            /* As for MPLS, no BPF helper changes an skb's protocol to or
+             * from NSH: odp_execute_actions() runs them, in ovs-vswitchd
+             * (see check_nsh_action() for what is refused). */
+            error = check_nsh_action(x, a, type);
+            if (!error) {
+                x->userspace_only = true;
+                *modifies = true;
+            }
+            break;
+
+        case OVS_ACTION_ATTR_CT:
+        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
         case OVS_ACTION_ATTR_LB_OUTPUT:
         case OVS_ACTION_ATTR_UNSPEC:
         case __OVS_ACTION_ATTR_MAX:
         default:
-            /* Features this datapath does not have: conntrack, NSH,
-             * tunnels, bonds... */
+            /* Features this datapath does not have: conntrack, tunnels,
+             * bonds... */
             return EINVAL;
         }
         if (error) {
@@ -1426,6 +1686,7 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
                     const struct ovs_bpf_flow_key *m)
 {
     size_t start = s->length;
+    enum key_layout layout;
 
     format_uint(s, "in_port", k->in_port, m->in_port, UINT32_MAX, false);
     format_uint(s, "recirc_id", k->recirc_id, m->recirc_id, UINT32_MAX,
@@ -1450,7 +1711,8 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
                 UINT16_MAX, true);
     format_ipv4(s, "ipv4_src", k->ipv4_src, m->ipv4_src);
     format_ipv4(s, "ipv4_dst", k->ipv4_dst, m->ipv4_dst);
-    if (eth_type_mpls(k->eth_type) && m->eth_type == OVS_BE16_MAX) {
+    layout = flow_key_layout(k->eth_type, m->eth_type);
+    if (layout == KEY_MPLS) {
         for (int i = 0; i < OVS_BPF_MAX_MPLS_LABELS; i++) {
             char name[16];
 
@@ -1458,10 +1720,27 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
             format_uint(s, name, ntohl(k->mpls_lse[i]), ntohl(m->mpls_lse[i]),
                         UINT32_MAX, true);
         }
+        format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
+    } else if (layout == KEY_NSH) {
+        format_uint(s, "nsh_flags", k->nsh.flags, m->nsh.flags, UINT8_MAX,
+                    true);
+        format_uint(s, "nsh_ttl", k->nsh.ttl, m->nsh.ttl, UINT8_MAX, false);
+        format_uint(s, "nsh_mdtype", k->nsh.mdtype, m->nsh.mdtype, UINT8_MAX,
+                    false);
+        format_uint(s, "nsh_np", k->nsh.np, m->nsh.np, UINT8_MAX, false);
+        format_uint(s, "nsh_path_hdr", ntohl(k->nsh.path_hdr),
+                    ntohl(m->nsh.path_hdr), UINT32_MAX, true);
+        for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            char name[16];
+
+            snprintf(name, sizeof name, "nsh_c%d", i + 1);
+            format_uint(s, name, ntohl(k->nsh_context[i]),
+                        ntohl(m->nsh_context[i]), UINT32_MAX, true);
+        }
     } else {
         format_ipv6(s, "ipv6_src", k->ipv6_src, m->ipv6_src);
+        format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
     }
-    format_ipv6(s, "ipv6_dst", k->ipv6_dst, m->ipv6_dst);
     format_uint(s, "ipv6_label", ntohl(k->ipv6_label), ntohl(m->ipv6_label),
                 BPF_IPV6_LABEL_MASK, true);
     format_uint(s, "nw_proto", k->nw_proto, m->nw_proto, UINT8_MAX, false);

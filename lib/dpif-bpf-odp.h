@@ -40,10 +40,12 @@
  *
  *   EINVAL  The BPF datapath cannot do this at all: a key attribute or mask
  *           bit that struct ovs_bpf_flow_key cannot hold (tunnel options,
- *           ct_*, NSH, a non-Ethernet packet_type, a partial in_port
- *           mask...), or an action that needs a feature this datapath does
- *           not have (ct, tnl_push/tnl_pop, set(tunnel) with Geneve
- *           options, NSH, meter...).
+ *           ct_*, MPLS labels or NSH fields of a flow that does not match
+ *           their ethertype exactly, a non-Ethernet packet_type, a partial
+ *           in_port mask...), or an action that needs a feature this
+ *           datapath does not have (ct, tnl_push/tnl_pop, set(tunnel) with
+ *           Geneve options...), or that would leave a packet without an
+ *           Ethernet header where one is needed.
  *           Reported to ofproto as is, so its feature probing sees the
  *           truth.
  */
@@ -187,6 +189,10 @@ void dpif_bpf_table_key_normalize(unsigned int table,
  *                               flow (it ends the BPF chain); else E2BIG
  *   hash(l4, basis)             HASH; E2BIG for hash(sym_l4)
  *   drop (explicit)             no slot: the chain ends
+ *   push_nsh, pop_nsh, set(nsh), set_masked(nsh), and the push_eth and
+ *   pop_eth around them         E2BIG (odp-execute runs them); EINVAL for
+ *                               sequences it could not run right (see
+ *                               check_nsh_action() in dpif-bpf-odp.c)
  *
  * Returns 0, E2BIG or EINVAL as described at the top of this file. */
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,

@@ -105,6 +105,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
+COVERAGE_DEFINE(dpif_bpf_execute_not_eth);
 COVERAGE_DEFINE(dpif_bpf_execute_userspace);
 COVERAGE_DEFINE(dpif_bpf_miss_forwarded);
 
@@ -690,6 +691,20 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
                      ovs_strerror(error));
     } else {
         DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+            /* The BPF programs see Ethernet frames only: a packet that
+             * lost its Ethernet header (pop_nsh of an NSH packet that
+             * carried IP) cannot be sent, sent up or recirculated, as the
+             * kernel datapath cannot send it to an Ethernet device. */
+            if (packet->packet_type != htonl(PT_ETH)) {
+                COVERAGE_INC(dpif_bpf_execute_not_eth);
+                VLOG_DBG_RL(&rl, "%s: dropped a packet of type (%"PRIu16
+                            ",%#"PRIx16") that action type %"PRIu16" "
+                            "would send to the BPF programs", dp->name,
+                            pt_ns(packet->packet_type),
+                            pt_ns_type(packet->packet_type),
+                            nl_attr_type(action));
+                continue;
+            }
             dp_bpf_downcall(dp, packet, slots, n_slots);
         }
     }
@@ -755,6 +770,11 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
             case OVS_KEY_ATTR_ND:
             case OVS_KEY_ATTR_ND_EXTENSIONS:
                 ok = is_nd(flow, NULL);
+                break;
+            case OVS_KEY_ATTR_NSH:
+                /* odp_execute_actions() rewrites the packet's L3 header as
+                 * an NSH header. */
+                ok = flow->dl_type == htons(ETH_TYPE_NSH);
                 break;
             default:
                 break;

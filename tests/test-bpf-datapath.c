@@ -555,10 +555,20 @@ ovs_key(const struct ofpbuf *pkt, uint32_t in_port,
         for (i = 0; i < FLOW_MAX_MPLS_LABELS; i++) {
             k->mpls_lse[i] = flow.mpls_lse[i];
         }
+        memcpy(k->ipv6_dst, &flow.ipv6_dst, 16);
+    } else if (flow.dl_type == htons(ETH_TYPE_NSH)) {
+        k->nsh.flags = flow.nsh.flags;
+        k->nsh.ttl = flow.nsh.ttl;
+        k->nsh.mdtype = flow.nsh.mdtype;
+        k->nsh.np = flow.nsh.np;
+        k->nsh.path_hdr = flow.nsh.path_hdr;
+        for (i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+            k->nsh_context[i] = flow.nsh.context[i];
+        }
     } else {
         memcpy(k->ipv6_src, &flow.ipv6_src, 16);
+        memcpy(k->ipv6_dst, &flow.ipv6_dst, 16);
     }
-    memcpy(k->ipv6_dst, &flow.ipv6_dst, 16);
     k->ipv6_label = flow.ipv6_label;
     k->nw_proto = flow.nw_proto;
     k->nw_tos = flow.nw_tos;
@@ -675,6 +685,29 @@ static const struct parse_case {
     { "mpls-short-label", ETH "8847 00001040 0000" },
     { "mpls-empty", ETH "8847" },
     { "vlan-mpls", ETH "8100 0064 8847 00064140 " IP4_TCP },
+    /* NSH: the base and service path headers, the MD type 1 context,
+     * nothing after them; a header OVS does not accept leaves them zero. */
+    { "nsh-md1-eth", ETH "894f 0fc6 01 03 00123403 11223344 00000000 "
+      "00000000 55667788 " ETH "0800 " IP4_TCP },
+    { "nsh-md1-oam-ipv4", ETH "894f 1206 01 01 00000105 00000001 00000002 "
+      "00000003 00000004 " IP4_UDP },
+    { "nsh-md2-no-tlv", ETH "894f 0242 02 01 00000105 " IP4_TCP },
+    { "nsh-md2-tlv", ETH "894f 0244 02 03 00000105 0000 01 04 aabbccdd "
+      ETH "0800 " IP4_TCP },
+    { "nsh-md2-too-short", ETH "894f 0241 02 03 00000105 " IP4_TCP },
+    { "nsh-md1-bad-len", ETH "894f 0204 01 03 00000105 11223344 55667788" },
+    { "nsh-version-1", ETH "894f 4fc6 01 03 00000105 11223344 00000000 "
+      "00000000 55667788" },
+    { "nsh-len-beyond", ETH "894f 0fc6 01 03 00000105 11223344 55667788 "
+      "99aabbcc" },
+    { "nsh-short", ETH "894f 0fc6 01 03 0000" },
+    { "nsh-empty", ETH "894f" },
+    { "nsh-mdtype-0-len-0", ETH "894f 0000 00 03 00000105 " IP4_TCP },
+    { "nsh-mdtype-reserved-bits", ETH "894f 0fc6 f1 03 00000105 11223344 "
+      "00000000 00000000 55667788" },
+    { "nsh-mdtype-3", ETH "894f 0fc3 03 03 00000105 11223344" },
+    { "vlan-nsh", ETH "8100 0064 894f 0fc6 01 03 00000105 11223344 00000000 "
+      "00000000 55667788 " ETH "0800 " IP4_TCP },
     { "vlan-eth-only-ipv4-type", ETH "8100 0064 0800" },
     { "vlan-ipv4-1-byte", ETH "8100 0064 0800 45" },
     { "ipv4-tcp", ETH "0800 " IP4_TCP },
@@ -853,6 +886,28 @@ test_parse(struct ovs_cmdl_context *ctx OVS_UNUSED)
         } else if (!strcmp(c->name, "mpls-short-label")) {
             CHECK(bkey.mpls_lse[0] == htonl(0x1040) && !bkey.mpls_lse[1],
                   "mpls-short-label: literal fields");
+        } else if (!strcmp(c->name, "nsh-md1-eth")) {
+            CHECK(!bkey.nsh.flags && bkey.nsh.ttl == 63
+                  && bkey.nsh.mdtype == 1 && bkey.nsh.np == 3
+                  && bkey.nsh.path_hdr == htonl(0x00123403)
+                  && bkey.nsh_context[0] == htonl(0x11223344)
+                  && !bkey.nsh_context[1] && !bkey.nsh_context[2]
+                  && bkey.nsh_context[3] == htonl(0x55667788)
+                  && !bkey.ipv4_src && !bkey.nw_proto && !bkey.tp_dst,
+                  "nsh-md1-eth: literal fields");
+        } else if (!strcmp(c->name, "nsh-md1-oam-ipv4")) {
+            CHECK(bkey.nsh.flags == 1 && bkey.nsh.ttl == 8
+                  && bkey.nsh.np == 1, "nsh-md1-oam-ipv4: literal fields");
+        } else if (!strcmp(c->name, "nsh-md2-tlv")) {
+            CHECK(bkey.nsh.mdtype == 2 && bkey.nsh.ttl == 9
+                  && bkey.nsh.path_hdr == htonl(0x105)
+                  && !bkey.nsh_context[0] && !bkey.nsh_context[1],
+                  "nsh-md2-tlv: literal fields");
+        } else if (!strcmp(c->name, "nsh-version-1")
+                   || !strcmp(c->name, "nsh-md1-bad-len")) {
+            CHECK(!bkey.nsh.mdtype && !bkey.nsh.path_hdr
+                  && !bkey.nsh_context[0] && bkey.eth_type == htons(0x894f),
+                  "%s: literal fields", c->name);
         } else if (!strcmp(c->name, "ipv4-bad-ihl")) {
             CHECK(bkey.eth_type == htons(0x0800) && !bkey.ipv4_src
                   && !bkey.nw_proto, "ipv4-bad-ihl: literal fields");

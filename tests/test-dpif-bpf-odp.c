@@ -59,11 +59,70 @@ error_name(int error)
             : ovs_strerror(error));
 }
 
-/* Translates the flow on each input line to a BPF key and mask and prints
+/* Translates the ODP flow 'key' and 'mask' to a BPF key and mask and prints
  * them, then translates them back to ODP and checks that this gives the same
- * BPF key and mask again.  With 'exact', the mask of the input is ignored:
- * the flow is translated as an exact-match key, as dpif_flow_put() without a
- * mask does (ofproto's feature probes). */
+ * BPF key and mask again.  With 'exact', 'mask' is ignored: the flow is
+ * translated as an exact-match key, as dpif_flow_put() without a mask does
+ * (ofproto's feature probes).  Returns 1 on a failed check, else 0. */
+static int
+translate_key(const struct ofpbuf *key, const struct ofpbuf *mask,
+              bool exact)
+{
+    struct ovs_bpf_flow_key bkey, bmask, bkey2, bmask2;
+    struct ds out = DS_EMPTY_INITIALIZER;
+    struct ofpbuf key2, mask2;
+    int exit_code = 0;
+    int error;
+
+    ofpbuf_init(&key2, 0);
+    ofpbuf_init(&mask2, 0);
+    error = dpif_bpf_odp_to_key(key->data, key->size,
+                                mask->data, exact ? 0 : mask->size,
+                                &bkey, &bmask);
+    if (error) {
+        printf("%s\n", error_name(error));
+        goto out;
+    }
+
+    /* Masked keys: no bit of the key outside the mask. */
+    for (size_t i = 0; i < sizeof bkey; i++) {
+        if (((uint8_t *) &bkey)[i] & ~((uint8_t *) &bmask)[i]) {
+            printf("key not masked at byte %"PRIuSIZE"\n", i);
+            exit_code = 1;
+        }
+    }
+
+    dpif_bpf_format_key(&out, &bkey, &bmask);
+    printf("bpf: %s\n", ds_cstr(&out));
+
+    /* Back to ODP, as a flow dump does, and once more to BPF. */
+    dpif_bpf_key_to_odp(&bkey, &bmask, &key2, &mask2);
+    ds_clear(&out);
+    odp_flow_format(key2.data, key2.size, mask2.data, mask2.size, NULL,
+                    &out, false);
+    printf("odp: %s\n", ds_cstr(&out));
+
+    error = dpif_bpf_odp_to_key(key2.data, key2.size,
+                                mask2.data, mask2.size, &bkey2, &bmask2);
+    if (error) {
+        printf("round trip: %s\n", error_name(error));
+        exit_code = 1;
+    } else if (memcmp(&bkey, &bkey2, sizeof bkey)
+               || memcmp(&bmask, &bmask2, sizeof bmask)) {
+        ds_clear(&out);
+        dpif_bpf_format_key(&out, &bkey2, &bmask2);
+        printf("round trip differs: %s\n", ds_cstr(&out));
+        exit_code = 1;
+    }
+
+out:
+    ds_destroy(&out);
+    ofpbuf_uninit(&key2);
+    ofpbuf_uninit(&mask2);
+    return exit_code;
+}
+
+/* translate_key() of the flow on each input line. */
 static int
 translate_keys(bool exact)
 {
@@ -72,70 +131,23 @@ translate_keys(bool exact)
 
     ds_init(&in);
     while (!ds_get_test_line(&in, stdin)) {
-        struct ovs_bpf_flow_key bkey, bmask, bkey2, bmask2;
-        struct ofpbuf key, mask, key2, mask2;
-        struct ds out = DS_EMPTY_INITIALIZER;
+        struct ofpbuf key, mask;
         char *error_s;
         int error;
 
         ofpbuf_init(&key, 0);
         ofpbuf_init(&mask, 0);
-        ofpbuf_init(&key2, 0);
-        ofpbuf_init(&mask2, 0);
         error = odp_flow_from_string(ds_cstr(&in), NULL, &key, &mask,
                                      &error_s);
         if (error) {
             printf("parse error: %s\n", error_s);
             free(error_s);
             exit_code = 1;
-            goto next;
+        } else {
+            exit_code |= translate_key(&key, &mask, exact);
         }
-
-        error = dpif_bpf_odp_to_key(key.data, key.size,
-                                    mask.data, exact ? 0 : mask.size,
-                                    &bkey, &bmask);
-        if (error) {
-            printf("%s\n", error_name(error));
-            goto next;
-        }
-
-        /* Masked keys: no bit of the key outside the mask. */
-        for (size_t i = 0; i < sizeof bkey; i++) {
-            if (((uint8_t *) &bkey)[i] & ~((uint8_t *) &bmask)[i]) {
-                printf("key not masked at byte %"PRIuSIZE"\n", i);
-                exit_code = 1;
-            }
-        }
-
-        dpif_bpf_format_key(&out, &bkey, &bmask);
-        printf("bpf: %s\n", ds_cstr(&out));
-
-        /* Back to ODP, as a flow dump does, and once more to BPF. */
-        dpif_bpf_key_to_odp(&bkey, &bmask, &key2, &mask2);
-        ds_clear(&out);
-        odp_flow_format(key2.data, key2.size, mask2.data, mask2.size, NULL,
-                        &out, false);
-        printf("odp: %s\n", ds_cstr(&out));
-
-        error = dpif_bpf_odp_to_key(key2.data, key2.size,
-                                    mask2.data, mask2.size, &bkey2, &bmask2);
-        if (error) {
-            printf("round trip: %s\n", error_name(error));
-            exit_code = 1;
-        } else if (memcmp(&bkey, &bkey2, sizeof bkey)
-                   || memcmp(&bmask, &bmask2, sizeof bmask)) {
-            ds_clear(&out);
-            dpif_bpf_format_key(&out, &bkey2, &bmask2);
-            printf("round trip differs: %s\n", ds_cstr(&out));
-            exit_code = 1;
-        }
-
-    next:
-        ds_destroy(&out);
         ofpbuf_uninit(&key);
         ofpbuf_uninit(&mask);
-        ofpbuf_uninit(&key2);
-        ofpbuf_uninit(&mask2);
     }
     ds_destroy(&in);
     return exit_code;
@@ -151,6 +163,119 @@ static void
 test_exact_keys(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     exit(translate_keys(true));
+}
+
+/* NSH flows, built here: odp_flow_from_string() cannot parse NSH keys.
+ * Prints each flow's ODP form, then what translate_key() prints.  Masks
+ * that no ODP key can carry go to dpif_bpf_flow_to_key() directly. */
+static void
+test_nsh_keys(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    int exit_code = 0;
+
+    for (int i = 0; ; i++) {
+        struct odp_flow_key_parms parms;
+        struct flow_wildcards wc;
+        struct ds s = DS_EMPTY_INITIALIZER;
+        struct ofpbuf key, mask;
+        struct flow flow;
+        bool exact = false;
+        bool direct = false;
+
+        memset(&flow, 0, sizeof flow);
+        flow.packet_type = htonl(PT_ETH);
+        flow.in_port.odp_port = u32_to_odp(1);
+        flow.dl_src = (struct eth_addr) ETH_ADDR_C(00, 01, 02, 03, 04, 05);
+        flow.dl_dst = (struct eth_addr) ETH_ADDR_C(10, 11, 12, 13, 14, 15);
+        flow.dl_type = htons(ETH_TYPE_NSH);
+        flow.nsh.ttl = 63;
+        flow.nsh.mdtype = NSH_M_TYPE1;
+        flow.nsh.np = NSH_P_ETHERNET;
+        flow.nsh.path_hdr = htonl(0x100 << NSH_SPI_SHIFT | 2);
+        for (int j = 0; j < 4; j++) {
+            flow.nsh.context[j] = htonl(0x01020304 * (j + 1));
+        }
+
+        memset(&wc, 0, sizeof wc);
+        WC_MASK_FIELD(&wc, in_port);
+        WC_MASK_FIELD(&wc, recirc_id);
+        WC_MASK_FIELD(&wc, packet_type);
+        WC_MASK_FIELD(&wc, dl_src);
+        WC_MASK_FIELD(&wc, dl_dst);
+        WC_MASK_FIELD(&wc, dl_type);
+        switch (i) {
+        case 0:
+            printf("# MD type 1, every field exact (no mask).\n");
+            exact = true;
+            break;
+        case 1:
+            printf("# The megaflow of a match on SPI and SI.\n");
+            wc.masks.nsh.path_hdr = OVS_BE32_MAX;
+            break;
+        case 2:
+            printf("# The megaflow of decap(): the next protocol.\n");
+            wc.masks.nsh.np = UINT8_MAX;
+            break;
+        case 3:
+            printf("# Part of the context, without the MD type.\n");
+            wc.masks.nsh.context[0] = htonl(0xffff0000);
+            break;
+        case 4:
+            printf("# MD type 2: no context; flags and TTL.\n");
+            flow.nsh.mdtype = NSH_M_TYPE2;
+            flow.nsh.flags = 1;
+            memset(flow.nsh.context, 0, sizeof flow.nsh.context);
+            exact = true;
+            break;
+        case 5:
+            printf("# Rejected: NSH fields of a flow that is not NSH.\n");
+            flow.dl_type = htons(ETH_TYPE_IP);
+            wc.masks.nsh.path_hdr = OVS_BE32_MAX;
+            direct = true;
+            break;
+        case 6:
+            printf("# Rejected: NSH fields without the exact ethertype.\n");
+            wc.masks.dl_type = htons(0xff00);
+            wc.masks.nsh.path_hdr = OVS_BE32_MAX;
+            break;
+        case 7:
+            printf("# Rejected: an NSH flow that matches an IPv6 "
+                   "address.\n");
+            wc.masks.ipv6_dst = in6addr_exact;
+            direct = true;
+            break;
+        default:
+            exit(exit_code);
+        }
+        if (exact) {
+            flow_wildcards_init_for_packet(&wc, &flow);
+        }
+        if (direct) {
+            struct ovs_bpf_flow_key bkey, bmask;
+
+            printf("%s\n", (dpif_bpf_flow_to_key(&flow, &wc, &bkey, &bmask)
+                            ? "EINVAL" : "accepted"));
+            continue;
+        }
+
+        ofpbuf_init(&key, 0);
+        ofpbuf_init(&mask, 0);
+        memset(&parms, 0, sizeof parms);
+        parms.flow = &flow;
+        parms.mask = &wc.masks;
+        parms.support.max_vlan_headers = 2;
+        parms.support.recirc = true;
+        odp_flow_key_from_flow(&parms, &key);
+        parms.key_buf = &key;
+        odp_flow_key_from_mask(&parms, &mask);
+        odp_flow_format(key.data, key.size, exact ? NULL : mask.data,
+                        exact ? 0 : mask.size, NULL, &s, false);
+        printf("in: %s\n", ds_cstr(&s));
+        exit_code |= translate_key(&key, &mask, exact);
+        ds_destroy(&s);
+        ofpbuf_uninit(&key);
+        ofpbuf_uninit(&mask);
+    }
 }
 
 /* Translates 'actions' and prints the slots, or the error.  Also checks that
@@ -213,9 +338,216 @@ put_hash(struct ofpbuf *b, uint32_t alg, uint32_t basis)
     nl_msg_put_unspec(b, OVS_ACTION_ATTR_HASH, &hash, sizeof hash);
 }
 
+static void
+put_push_eth(struct ofpbuf *b)
+{
+    struct ovs_action_push_eth push_eth = {
+        .addresses = {
+            .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+            .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+        },
+    };
+
+    nl_msg_put_unspec(b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                      sizeof push_eth);
+}
+
+/* NSH attributes for put_nsh(). */
+enum {
+    NSH_MD1 = 1 << 0,           /* An MD type 1 context attribute. */
+    NSH_MD2 = 1 << 1,           /* An MD type 2 TLV attribute. */
+    NSH_MASKED = 1 << 2,        /* Values with masks, for set_masked(). */
+    NSH_SHORT_BASE = 1 << 3,    /* A base attribute 4 bytes short. */
+};
+
+/* Puts OVS_KEY_ATTR_NSH with a base header of MD type 'mdtype' (SPI 0x101,
+ * SI 4, TTL 7) and what 'flags' says. */
+static void
+put_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    struct ovs_nsh_key_base base = {
+        .ttl = 7, .mdtype = mdtype, .np = NSH_P_ETHERNET,
+        .path_hdr = htonl(0x101 << NSH_SPI_SHIFT | 4),
+    };
+    struct ovs_nsh_key_base base_mask = { .path_hdr = htonl(NSH_SI_MASK) };
+    struct ovs_nsh_key_md1 md1[2] = {
+        { .context = { htonl(1), htonl(2), htonl(3), htonl(4) } },
+        { .context = { OVS_BE32_MAX, 0, 0, 0 } },
+    };
+    static const uint8_t md2[8] = { 0, 1, 4, 1, 0xa, 0xb, 0xc, 0xd };
+    size_t ofs = nl_msg_start_nested(b, OVS_KEY_ATTR_NSH);
+    size_t base_len = flags & NSH_SHORT_BASE ? 4 : sizeof base;
+
+    if (flags & NSH_MASKED) {
+        char *p = nl_msg_put_unspec_uninit(b, OVS_NSH_KEY_ATTR_BASE,
+                                           2 * sizeof base);
+
+        memcpy(p, &base, sizeof base);
+        memcpy(p + sizeof base, &base_mask, sizeof base_mask);
+    } else {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_BASE, &base, base_len);
+    }
+    if (flags & NSH_MD1) {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_MD1, md1,
+                          (flags & NSH_MASKED ? 2 : 1) * sizeof md1[0]);
+    }
+    if (flags & NSH_MD2) {
+        nl_msg_put_unspec(b, OVS_NSH_KEY_ATTR_MD2, md2, sizeof md2);
+    }
+    nl_msg_end_nested(b, ofs);
+}
+
+static void
+put_push_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    size_t ofs = nl_msg_start_nested(b, OVS_ACTION_ATTR_PUSH_NSH);
+
+    put_nsh(b, mdtype, flags);
+    nl_msg_end_nested(b, ofs);
+}
+
+static void
+put_set_nsh(struct ofpbuf *b, uint8_t mdtype, unsigned int flags)
+{
+    size_t ofs = nl_msg_start_nested(b, (flags & NSH_MASKED
+                                         ? OVS_ACTION_ATTR_SET_MASKED
+                                         : OVS_ACTION_ATTR_SET));
+
+    put_nsh(b, mdtype, flags);
+    nl_msg_end_nested(b, ofs);
+}
+
+/* NSH action lists, as ofproto's encap() and decap() make them and as they
+ * are refused.  Sets '*name' for lists that format_odp_actions() cannot
+ * print (it reads past a malformed push_nsh). */
+static bool
+put_nsh_case(struct ofpbuf *b, int i, const char **name)
+{
+    struct ovs_action_add_mpls add = {
+        .mpls_lse = htonl(10 << MPLS_LABEL_SHIFT | MPLS_BOS_MASK | 64),
+        .mpls_ethertype = htons(ETH_TYPE_MPLS),
+    };
+
+    switch (i) {
+    /* Userspace only (E2BIG). */
+    case 0:
+        /* encap(nsh(md_type=1)),encap(ethernet). */
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 1:
+        /* encap(nsh(md_type=2)) without and with TLVs. */
+        put_push_nsh(b, NSH_M_TYPE2, 0);
+        put_push_eth(b);
+        break;
+    case 2:
+        put_push_nsh(b, NSH_M_TYPE2, NSH_MD2);
+        put_push_eth(b);
+        break;
+    case 3:
+        /* decap(),decap(): the recirculation follows pop_nsh. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        return true;
+    case 4:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        return true;
+    case 5:
+        /* set_field of NSH fields. */
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        break;
+    case 6:
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        break;
+    case 7:
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED | NSH_MD1);
+        break;
+    case 8:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        put_push_eth(b);
+        break;
+    case 9:
+        /* NSH over IPv4 that MPLS carried. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_be16(b, OVS_ACTION_ATTR_POP_MPLS, htons(ETH_TYPE_IP));
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+
+    /* Refused (EINVAL). */
+    case 10:
+        /* An output without an Ethernet header. */
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        break;
+    case 11:
+        /* pop_nsh of an Ethernet frame. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        break;
+    case 12:
+        /* After pop_nsh, anything but a recirculation. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        break;
+    case 13:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        put_push_eth(b);
+        break;
+    case 14:
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        break;
+    case 15:
+        /* push_nsh on what pop_eth left (the flow's ethertype)... */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 16:
+        /* ...and on an MPLS packet without an Ethernet header. */
+        nl_msg_put_unspec(b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 17:
+        /* set(nsh) of an MPLS packet. */
+        nl_msg_put_unspec(b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        put_push_eth(b);
+        break;
+    case 18:
+        /* Bad arguments. */
+        *name = "push_nsh(mdtype=2 with an MD type 1 context),push_eth,1";
+        put_push_nsh(b, NSH_M_TYPE2, NSH_MD1);
+        put_push_eth(b);
+        break;
+    case 19:
+        *name = "push_nsh(mdtype=1 without context),push_eth,1";
+        put_push_nsh(b, NSH_M_TYPE1, 0);
+        put_push_eth(b);
+        break;
+    case 20:
+        *name = "set(nsh(a 4-byte base header)),1";
+        put_set_nsh(b, NSH_M_TYPE1, NSH_SHORT_BASE);
+        break;
+    case 21:
+        *name = "set(nsh(mdtype=2 with TLVs)),1";
+        put_set_nsh(b, NSH_M_TYPE2, NSH_MD2);
+        break;
+    default:
+        return false;
+    }
+    nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 1);
+    return true;
+}
+
 /* Actions that odp_actions_from_string() cannot parse (hash, MPLS, Ethernet
- * push and pop), built
- * here as Netlink attributes, with the ODP form in the output. */
+ * push and pop, NSH), built here as Netlink attributes, with the ODP form
+ * in the output. */
 static void
 test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -225,6 +557,7 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             .mpls_ethertype = htons(ETH_TYPE_MPLS),
         };
         struct ds s = DS_EMPTY_INITIALIZER;
+        const char *name = NULL;
         struct ofpbuf b;
         size_t ofs;
 
@@ -319,11 +652,18 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             break;
         }
         default:
-            ofpbuf_uninit(&b);
-            exit(0);
+            if (!put_nsh_case(&b, i - 12, &name)) {
+                ofpbuf_uninit(&b);
+                exit(0);
+            }
+            break;
         }
 
-        format_odp_actions(&s, b.data, b.size, NULL);
+        if (name) {
+            ds_put_cstr(&s, name);
+        } else {
+            format_odp_actions(&s, b.data, b.size, NULL);
+        }
         printf("%s -> ", ds_cstr(&s));
         print_translation(&b);
         ds_destroy(&s);
@@ -648,6 +988,7 @@ test_upcall_csum(struct ovs_cmdl_context *ctx OVS_UNUSED)
 static const struct ovs_cmdl_command commands[] = {
     { "keys", NULL, 0, 0, test_keys, OVS_RO },
     { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
+    { "nsh-keys", NULL, 0, 0, test_nsh_keys, OVS_RO },
     { "actions", NULL, 0, 0, test_actions, OVS_RO },
     { "built-actions", NULL, 0, 0, test_built_actions, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
