@@ -49,6 +49,7 @@
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
 #include "bpf/actions-pktlen.h"
+#include "bpf/actions-ct.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -239,6 +240,20 @@ int
 ovs_bpf_act_check_pkt_len(struct __sk_buff *skb)
 {
     return ovs_bpf_act_check_pkt_len__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_ct(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_ct__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_ct_clear(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_ct_clear__(skb);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

@@ -385,6 +385,7 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     md->dp_hash = up->dp_hash;
     md->skb_priority = up->skb_priority;
     md->pkt_mark = up->skb_mark;
+    dpif_bpf_key_meta_to_md(up->key_meta, md);
 
     flow_extract(packet, flow);
 }

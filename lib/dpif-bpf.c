@@ -481,7 +481,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
                 const struct ovs_bpf_action *actions, uint32_t n_actions)
 {
     const struct pkt_metadata *md = &packet->md;
-    static const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
+    uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
     struct iovec iov[DPIF_BPF_DOWNCALL_IOVS];
     struct ovs_bpf_downcall dc;
     size_t len, n_iov;
@@ -503,7 +503,11 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
-    /* No conntrack or tunnel metadata goes down yet. */
+    /* The conntrack metadata goes down, so that the actions after a
+     * recirculation see the ct_state that ovs-vswitchd saw.  No tunnel
+     * metadata yet. */
+    memset(key_meta, 0, sizeof key_meta);
+    dpif_bpf_md_to_key_meta(md, key_meta);
     n_iov = dpif_bpf_downcall_iov(iov, dp_packet_data(packet), len,
                                   actions, n_actions, key_meta, &dc);
 
@@ -520,20 +524,61 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     return 0;
 }
 
+/* What dp_bpf_execute_cb() needs to know of an odp_execute_actions(). */
+struct dp_bpf_execute_aux {
+    struct dp_bpf *dp;
+    const struct nlattr *actions;   /* The whole list being executed. */
+    size_t actions_len;
+    bool steal;                     /* odp_execute_actions() may free the
+                                     * packets. */
+};
+
+/* If 'action' is one of the top-level actions of 'aux', returns the length
+ * of the list from 'action' to the end, otherwise 0. */
+static size_t
+dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
+                       const struct nlattr *action)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, aux->actions, aux->actions_len) {
+        if (a == action) {
+            return left;
+        }
+    }
+    return 0;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
- * (output, userspace, recirc...): each becomes a one-action downcall. */
+ * (output, userspace, recirc, ct...).  If the BPF programs can run all the
+ * actions from this one to the end of the list, they go down together in
+ * one downcall, and odp_execute_actions() stops here: the state that an
+ * action leaves in the BPF key, and that ovs-vswitchd does not see (the
+ * ct_state a ct() sets for the recirc() after it), reaches the actions
+ * that follow.  Otherwise the action goes down alone. */
 static void
-dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
+dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                   const struct nlattr *action, bool should_steal)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
-    struct dp_bpf *dp = dp_;
+    struct dp_bpf_execute_aux *aux = aux_;
+    struct dp_bpf *dp = aux->dp;
     struct dp_packet *packet;
+    bool rest = false;
     uint32_t n_slots;
+    size_t rest_len;
     int error;
 
-    error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
-                                    slots, &n_slots);
+    rest_len = dp_bpf_rest_of_actions(aux, action);
+    if (rest_len > NLA_ALIGN(action->nla_len)
+        && !dpif_bpf_odp_to_actions(action, rest_len, slots, &n_slots)) {
+        rest = true;
+        error = 0;
+    } else {
+        error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                        slots, &n_slots);
+    }
     if (error) {
         VLOG_WARN_RL(&rl, "%s: action type %"PRIu16" cannot be executed "
                      "(%s)", dp->name, nl_attr_type(action),
@@ -542,6 +587,15 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
         DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
             dp_bpf_downcall(dp, packet, slots, n_slots);
         }
+    }
+    if (rest) {
+        /* Done with the whole list: an empty batch stops
+         * odp_execute_actions(), which then leaves the packets to us. */
+        if (aux->steal || should_steal) {
+            dp_packet_delete_batch(batch, true);
+        }
+        dp_packet_batch_init(batch);
+        return;
     }
     if (!should_steal) {
         /* A trunc() cuts only the packets of the next output: the actions
@@ -625,6 +679,7 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
                          bool steal, bool probe, const struct nlattr *actions,
                          size_t actions_len)
 {
+    struct dp_bpf_execute_aux aux;
     struct dp_packet_batch batch;
     struct flow flow;
 
@@ -644,7 +699,11 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
     dp_packet_batch_init_packet(&batch, packet);
-    odp_execute_actions(dp, &batch, steal, actions, actions_len,
+    aux.dp = dp;
+    aux.actions = actions;
+    aux.actions_len = actions_len;
+    aux.steal = steal;
+    odp_execute_actions(&aux, &batch, steal, actions, actions_len,
                         dp_bpf_execute_cb);
     return 0;
 }
