@@ -30,7 +30,9 @@
  *   - what the kfuncs cannot track (anything but TCP and UDP over IPv4 and
  *     IPv6: ICMP, SCTP...) and IP fragments, which need reassembly first:
  *     +trk+inv, never a state that would let the packet through a
- *     firewall's "+est" rule.
+ *     firewall's "+est" rule;
+ *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
+ *     has none: +trk+inv, as the kernel's TCP tracker says.
  *
  * ct_zone is the action's zone, ct_mark the connection's mark.  ct_label is
  * always zero: the kfuncs cannot write a connection's labels (and ovs-
@@ -284,6 +286,15 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         k->ct_mark = ct->mark;
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
         bpf_ct_release(ct);
+    } else if (k->nw_proto == IPPROTO_TCP
+               && ((k->tcp_flags & bpf_htons(0x005))
+                   || (k->tcp_flags & bpf_htons(0x012))
+                      == bpf_htons(0x012))) {
+        /* A TCP packet that cannot start a connection: a SYN-ACK, a FIN or
+         * an RST without one.  The kernel's TCP tracker (tcp_new()) calls
+         * them invalid, and so does the kernel datapath; a plain ACK
+         * starts one, as with nf_conntrack_tcp_loose. */
+        state |= OVS_BPF_CS_INVALID;
     } else {
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
