@@ -309,7 +309,10 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         }
     }
     k->ct_state = state;
-    ovs_bpf_ct_orig_tuple(k, ipv6, reply);
+    if (!(state & OVS_BPF_CS_INVALID)) {
+        /* An invalid packet has no connection, so no original tuple. */
+        ovs_bpf_ct_orig_tuple(k, ipv6, reply);
+    }
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 
