@@ -566,11 +566,17 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     struct dp_bpf *dp = aux->dp;
     struct dp_packet *packet;
     bool rest = false;
+    bool cut = false;
     uint32_t n_slots;
     size_t rest_len;
     int error;
 
-    rest_len = dp_bpf_rest_of_actions(aux, action);
+    /* A trunc() that odp_execute_actions() ran cuts the packets of the
+     * next output only: such a batch goes down one action at a time. */
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        cut = cut || dp_packet_get_cutlen(packet);
+    }
+    rest_len = cut ? 0 : dp_bpf_rest_of_actions(aux, action);
     if (rest_len > NLA_ALIGN(action->nla_len)
         && !dpif_bpf_odp_to_actions(action, rest_len, slots, &n_slots)) {
         rest = true;
