@@ -48,6 +48,7 @@ BPF_SRC = bpf/datapath.bpf.c
 BPF_INC = \
 	bpf/actions.h \
 	bpf/actions-clone.h \
+	bpf/actions-ct.h \
 	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \

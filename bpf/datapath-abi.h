@@ -326,7 +326,9 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(SET_MARK, set_mark)              /* u.meta, masked */    \
     OVS_BPF_ACTION(CHECK_PKT_LEN, check_pkt_len)    /* u.check_pkt_len */ \
     OVS_BPF_ACTION(METER, meter)                    /* u.meter */           \
-    OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */
+    OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */           \
+    OVS_BPF_ACTION(CT, ct)                          /* u.ct */              \
+    OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -457,6 +459,21 @@ struct ovs_bpf_act_tunnel {
     __u32 flags;                /* BPF_F_* of bpf_skb_set_tunnel_key(). */
 };
 
+/* OVS_BPF_ACTION_CT: connection tracking in the kernel's nf_conntrack,
+ * zone 'zone' (see bpf/actions-ct.h).  With OVS_BPF_CT_F_COMMIT a new
+ * connection is committed and its mark set to ('mark' & 'mark_mask')
+ * under 'mark_mask' (all of which an existing one gets too); with
+ * OVS_BPF_CT_F_FORCE as well, a connection that the packet is the reply
+ * direction of is replaced by a new one in the packet's direction. */
+struct ovs_bpf_act_ct {
+    __u16 zone;
+    __u16 flags;                /* OVS_BPF_CT_F_*. */
+    __u32 mark;
+    __u32 mark_mask;            /* 0: the mark is left alone. */
+};
+#define OVS_BPF_CT_F_COMMIT (1u << 0)
+#define OVS_BPF_CT_F_FORCE (1u << 1)
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -478,6 +495,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_check_pkt_len check_pkt_len;
         struct ovs_bpf_act_meter meter;
         struct ovs_bpf_act_tunnel tunnel;
+        struct ovs_bpf_act_ct ct;
         __u8 raw[56];
     } u;
 };

@@ -52,6 +52,7 @@
 #include "bpf/actions-pktlen.h"
 #include "bpf/actions-tunnel.h"
 #include "bpf/tunnel.h"
+#include "bpf/actions-ct.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -269,9 +270,23 @@ ovs_bpf_meter_packet(struct __sk_buff *skb)
 
 SEC("tc")
 int
+ovs_bpf_act_ct(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_ct__(skb);
+}
+
+SEC("tc")
+int
 ovs_bpf_act_set_tunnel(struct __sk_buff *skb)
 {
     return ovs_bpf_act_set_tunnel__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_ct_clear(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_ct_clear__(skb);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

@@ -63,8 +63,17 @@ dpif_bpf_odp_support(struct odp_support *support)
     support->max_vlan_headers = 2;
     support->max_mpls_depth = OVS_BPF_MAX_MPLS_LABELS;
     support->recirc = true;
-    /* No conntrack, no conntrack original tuple, no ND extensions: the BPF
-     * key has no field for them. */
+    /* Conntrack: the ct() action of the BPF programs sets ct_state, ct_zone,
+     * ct_mark and the original direction tuple from the kernel's
+     * nf_conntrack (bpf/actions-ct.h).  Not ct_label: the conntrack kfuncs
+     * cannot write a connection's labels.  Not the NAT bits of ct_state
+     * while the BPF programs do no NAT (see flow_to_key__()).  No ND
+     * extensions: the BPF key has no field for them. */
+    support->ct_state = true;
+    support->ct_zone = true;
+    support->ct_mark = true;
+    support->ct_orig_tuple = true;
+    support->ct_orig_tuple6 = true;
 }
 
 BUILD_ASSERT_DECL(OVS_BPF_MAX_MPLS_LABELS == FLOW_MAX_MPLS_LABELS);
@@ -219,6 +228,16 @@ flow_fields_to_bpf(const struct flow *f, enum key_layout layout,
     memcpy(k->nd_target, &f->nd_target, 16);
 
     tunnel_to_bpf(&f->tunnel, k);
+    k->ct_state = f->ct_state;
+    k->ct_nw_proto = f->ct_nw_proto;
+    k->ct_zone = f->ct_zone;
+    k->ct_mark = f->ct_mark;
+    k->ct_nw_src = f->ct_nw_src;
+    k->ct_nw_dst = f->ct_nw_dst;
+    memcpy(k->ct_ipv6_src, &f->ct_ipv6_src, 16);
+    memcpy(k->ct_ipv6_dst, &f->ct_ipv6_dst, 16);
+    k->ct_tp_src = f->ct_tp_src;
+    k->ct_tp_dst = f->ct_tp_dst;
 }
 
 /* The inverse of flow_fields_to_bpf(): sets in 'f' the fields that 'k' holds
@@ -280,6 +299,16 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, enum key_layout layout,
     memcpy(&f->nd_target, k->nd_target, 16);
 
     bpf_to_tunnel(k, &f->tunnel);
+    f->ct_state = k->ct_state;
+    f->ct_nw_proto = k->ct_nw_proto;
+    f->ct_zone = k->ct_zone;
+    f->ct_mark = k->ct_mark;
+    f->ct_nw_src = k->ct_nw_src;
+    f->ct_nw_dst = k->ct_nw_dst;
+    memcpy(&f->ct_ipv6_src, k->ct_ipv6_src, 16);
+    memcpy(&f->ct_ipv6_dst, k->ct_ipv6_dst, 16);
+    f->ct_tp_src = k->ct_tp_src;
+    f->ct_tp_dst = k->ct_tp_dst;
 }
 
 /* Zeroes in 'm' the fields that flow_fields_to_bpf() copies, so that what is
@@ -321,7 +350,7 @@ and_bytes(void *dst_, const void *mask_, size_t n)
 
 /* Checks the fields of 'm' (the mask of 'flow') that the BPF key cannot
  * hold.  Some are metadata that a packet of the BPF datapath never has: no
- * conntrack, no tunnel options (Geneve TLVs, GBP, ERSPAN, GTP-U: its
+ * conntrack label, no tunnel options (Geneve TLVs, GBP, ERSPAN, GTP-U: its
  * tunnel ports are VXLAN devices).  They are always zero, so matching them
  * with zero,
  * which exact-match keys do (see flow_wildcards_init_for_packet()), matches
@@ -338,17 +367,7 @@ check_unsupported(const struct flow *flow, struct flow *m)
     /* Not a field: the table that gives the option layout. */
     m->tunnel.metadata.tab = NULL;
     if (!ZERO_UNDER_MASK(tunnel)
-        || !ZERO_UNDER_MASK(ct_state)
-        || !ZERO_UNDER_MASK(ct_nw_proto)
-        || !ZERO_UNDER_MASK(ct_zone)
-        || !ZERO_UNDER_MASK(ct_mark)
-        || !ZERO_UNDER_MASK(ct_label)
-        || !ZERO_UNDER_MASK(ct_nw_src)
-        || !ZERO_UNDER_MASK(ct_nw_dst)
-        || !ZERO_UNDER_MASK(ct_ipv6_src)
-        || !ZERO_UNDER_MASK(ct_ipv6_dst)
-        || !ZERO_UNDER_MASK(ct_tp_src)
-        || !ZERO_UNDER_MASK(ct_tp_dst)) {
+        || !ZERO_UNDER_MASK(ct_label)) {
         return false;
     }
 #undef ZERO_UNDER_MASK
@@ -415,6 +434,26 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
         }
         m.tp_src &= htons(0xff);
         m.tp_dst &= htons(0xff);
+    }
+
+    /* ODP has no way to say "no original direction tuple": it leaves the
+     * tuple out when ct_nw_proto is zero (odp_flow_key_from_flow()), so a
+     * mask on the tuple of a key without one does not survive a round
+     * trip through ODP.  It matches nothing either: the BPF programs set
+     * the tuple and ct_nw_proto together. */
+    if (!flow->ct_nw_proto) {
+        m.ct_nw_proto = 0;
+        m.ct_nw_src = m.ct_nw_dst = 0;
+        memset(&m.ct_ipv6_src, 0, sizeof m.ct_ipv6_src);
+        memset(&m.ct_ipv6_dst, 0, sizeof m.ct_ipv6_dst);
+        m.ct_tp_src = m.ct_tp_dst = 0;
+    }
+
+    /* The BPF ct() action does no NAT: no packet has the NAT bits of
+     * ct_state, and ofproto's probe of them must fail. */
+    if (flow->ct_state & m.ct_state & (CS_SRC_NAT | CS_DST_NAT)) {
+        *reason = "the NAT bits of ct_state are matched";
+        return EINVAL;
     }
 
     /* For ICMPv6 neighbour discovery, struct flow reuses 'tcp_flags' for the
@@ -1331,6 +1370,71 @@ xlate_userspace(struct act_xlate *x, const struct nlattr *a)
     return 0;
 }
 
+/* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
+ * cannot do is refused with EINVAL, so that ofproto's probes and
+ * "dpctl/add-flow" see it: labels (the kfuncs cannot write them), ALG
+ * helpers, timeout policies, and NAT other than an empty nat (which
+ * applies the NAT of a connection that has one: the connections of the BPF
+ * datapath never have one). */
+static int
+xlate_ct(struct act_xlate *x, const struct nlattr *a)
+{
+    static const struct nl_policy policy[] = {
+        [OVS_CT_ATTR_COMMIT] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_CT_ATTR_FORCE_COMMIT] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_CT_ATTR_ZONE] = { .type = NL_A_U16, .optional = true },
+        [OVS_CT_ATTR_MARK] = { .type = NL_A_UNSPEC, .optional = true,
+                               .min_len = 2 * sizeof(uint32_t),
+                               .max_len = 2 * sizeof(uint32_t) },
+        [OVS_CT_ATTR_LABELS] = { .type = NL_A_UNSPEC, .optional = true },
+        [OVS_CT_ATTR_HELPER] = { .type = NL_A_STRING, .optional = true },
+        [OVS_CT_ATTR_NAT] = { .type = NL_A_UNSPEC, .optional = true },
+        [OVS_CT_ATTR_EVENTMASK] = { .type = NL_A_U32, .optional = true },
+        [OVS_CT_ATTR_TIMEOUT] = { .type = NL_A_STRING, .optional = true },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    struct ovs_bpf_action *s;
+    bool commit, force;
+
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
+        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]
+        || attrs[OVS_CT_ATTR_TIMEOUT]) {
+        return EINVAL;
+    }
+    if (attrs[OVS_CT_ATTR_NAT] && nl_attr_get_size(attrs[OVS_CT_ATTR_NAT])) {
+        return EINVAL;
+    }
+    commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
+    force = attrs[OVS_CT_ATTR_FORCE_COMMIT] != NULL;
+    if (commit && force) {
+        return EINVAL;          /* As the kernel datapath. */
+    }
+    if (attrs[OVS_CT_ATTR_MARK] && !commit && !force) {
+        return EINVAL;          /* A mark is set by a commit only. */
+    }
+
+    /* The eventmask (which ctnetlink events a commit sends) is accepted and
+     * has no effect: the kernel sends the events of the connections it
+     * inserts for BPF programs as for any other. */
+    s = new_slot(x, OVS_BPF_ACTION_CT);
+    if (attrs[OVS_CT_ATTR_ZONE]) {
+        s->u.ct.zone = nl_attr_get_u16(attrs[OVS_CT_ATTR_ZONE]);
+    }
+    if (commit || force) {
+        s->u.ct.flags |= OVS_BPF_CT_F_COMMIT;
+    }
+    if (force) {
+        s->u.ct.flags |= OVS_BPF_CT_F_FORCE;
+    }
+    if (attrs[OVS_CT_ATTR_MARK]) {
+        const uint32_t *mark = nl_attr_get(attrs[OVS_CT_ATTR_MARK]);
+
+        s->u.ct.mark = mark[0];
+        s->u.ct.mark_mask = mark[1];
+    }
+    return 0;
+}
+
 /* Translates the list of actions 'actions'.  'more_after' is true if
  * actions of an enclosing list run after this list.  Sets '*modifies' if
  * the list changes the packet or its metadata. */
@@ -1569,6 +1673,16 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             *modifies = true;
             break;
 
+        case OVS_ACTION_ATTR_CT:
+            error = xlate_ct(x, a);
+            *modifies = true;
+            break;
+
+        case OVS_ACTION_ATTR_CT_CLEAR:
+            new_slot(x, OVS_BPF_ACTION_CT_CLEAR);
+            *modifies = true;
+            break;
+
         case OVS_ACTION_ATTR_PUSH_NSH:
         case OVS_ACTION_ATTR_POP_NSH:
             /* As for MPLS, no BPF helper changes an skb's protocol to or
@@ -1581,15 +1695,13 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             }
             break;
 
-        case OVS_ACTION_ATTR_CT:
-        case OVS_ACTION_ATTR_CT_CLEAR:
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
         case OVS_ACTION_ATTR_LB_OUTPUT:
         case OVS_ACTION_ATTR_UNSPEC:
         case __OVS_ACTION_ATTR_MAX:
         default:
-            /* Features this datapath does not have: conntrack, tunnels,
+            /* Features this datapath does not have: native tunnels,
              * bonds... */
             return EINVAL;
         }
@@ -1757,6 +1869,19 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
     format_eth(s, "arp_sha", k->arp_sha, m->arp_sha);
     format_eth(s, "arp_tha", k->arp_tha, m->arp_tha);
     format_ipv6(s, "nd_target", k->nd_target, m->nd_target);
+    format_uint(s, "ct_state", k->ct_state, m->ct_state, UINT8_MAX, true);
+    format_uint(s, "ct_zone", k->ct_zone, m->ct_zone, UINT16_MAX, true);
+    format_uint(s, "ct_mark", k->ct_mark, m->ct_mark, UINT32_MAX, true);
+    format_uint(s, "ct_nw_proto", k->ct_nw_proto, m->ct_nw_proto, UINT8_MAX,
+                false);
+    format_ipv4(s, "ct_nw_src", k->ct_nw_src, m->ct_nw_src);
+    format_ipv4(s, "ct_nw_dst", k->ct_nw_dst, m->ct_nw_dst);
+    format_ipv6(s, "ct_ipv6_src", k->ct_ipv6_src, m->ct_ipv6_src);
+    format_ipv6(s, "ct_ipv6_dst", k->ct_ipv6_dst, m->ct_ipv6_dst);
+    format_uint(s, "ct_tp_src", ntohs(k->ct_tp_src), ntohs(m->ct_tp_src),
+                UINT16_MAX, false);
+    format_uint(s, "ct_tp_dst", ntohs(k->ct_tp_dst), ntohs(m->ct_tp_dst),
+                UINT16_MAX, false);
 
     if (m->tun_id) {
         ds_put_format(s, "tun_id=%#"PRIx64, ntohll(k->tun_id));
@@ -1941,13 +2066,111 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
                           t->flags & BPF_F_DONT_FRAGMENT ? ",df" : "");
             break;
         }
+        case OVS_BPF_ACTION_CT:
+            ds_put_format(s, "(zone=%"PRIu16, a->u.ct.zone);
+            if (a->u.ct.flags & OVS_BPF_CT_F_COMMIT) {
+                ds_put_cstr(s, a->u.ct.flags & OVS_BPF_CT_F_FORCE
+                               ? ",force_commit" : ",commit");
+            }
+            if (a->u.ct.mark_mask) {
+                ds_put_format(s, ",mark=%#"PRIx32"/%#"PRIx32,
+                              a->u.ct.mark, a->u.ct.mark_mask);
+            }
+            ds_put_char(s, ')');
+            break;
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:
+        case OVS_BPF_ACTION_CT_CLEAR:
         case __OVS_BPF_ACTION_MAX:
         default:
             break;
         }
     }
+}
+
+/* Conntrack metadata. */
+
+/* Sets the conntrack fields of 'md' from the conntrack and tunnel metadata
+ * block 'key_meta' of an upcall (see OVS_BPF_KEY_CT_TUN_OFS), as
+ * dpif-netdev's conntrack sets them, so that flow_extract() puts them in
+ * the flow.  Leaves the tunnel fields alone. */
+void
+dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
+                        struct pkt_metadata *md)
+{
+    struct ovs_bpf_flow_key k;
+
+    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
+           OVS_BPF_KEY_CT_TUN_LEN);
+    md->ct_state = k.ct_state;
+    md->ct_zone = k.ct_zone;
+    md->ct_mark = k.ct_mark;
+    memset(&md->ct_label, 0, sizeof md->ct_label);
+    memset(&md->ct_orig_tuple, 0, sizeof md->ct_orig_tuple);
+    md->ct_orig_tuple_ipv6 = false;
+    if (!k.ct_state || !k.ct_nw_proto) {
+        return;
+    }
+    /* The BPF program sets either the IPv4 or the IPv6 addresses. */
+    if (!is_all_zeros(k.ct_ipv6_src, 16) || !is_all_zeros(k.ct_ipv6_dst, 16)) {
+        struct ovs_key_ct_tuple_ipv6 *t = &md->ct_orig_tuple.ipv6;
+
+        md->ct_orig_tuple_ipv6 = true;
+        memcpy(&t->ipv6_src, k.ct_ipv6_src, 16);
+        memcpy(&t->ipv6_dst, k.ct_ipv6_dst, 16);
+        t->src_port = k.ct_tp_src;
+        t->dst_port = k.ct_tp_dst;
+        t->ipv6_proto = k.ct_nw_proto;
+    } else {
+        struct ovs_key_ct_tuple_ipv4 *t = &md->ct_orig_tuple.ipv4;
+
+        t->ipv4_src = k.ct_nw_src;
+        t->ipv4_dst = k.ct_nw_dst;
+        t->src_port = k.ct_tp_src;
+        t->dst_port = k.ct_tp_dst;
+        t->ipv4_proto = k.ct_nw_proto;
+    }
+}
+
+/* The inverse of dpif_bpf_key_meta_to_md(), for downcalls: writes the
+ * conntrack fields of 'md' into 'key_meta' and leaves its tunnel fields
+ * alone. */
+void
+dpif_bpf_md_to_key_meta(const struct pkt_metadata *md,
+                        uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN])
+{
+    struct ovs_bpf_flow_key k;
+
+    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
+           OVS_BPF_KEY_CT_TUN_LEN);
+    k.ct_state = md->ct_state;
+    k.ct_zone = md->ct_state ? md->ct_zone : 0;
+    k.ct_mark = md->ct_state ? md->ct_mark : 0;
+    memset(k.ct_label, 0, sizeof k.ct_label);
+    k.ct_nw_proto = 0;
+    k.ct_nw_src = k.ct_nw_dst = 0;
+    memset(k.ct_ipv6_src, 0, 16);
+    memset(k.ct_ipv6_dst, 0, 16);
+    k.ct_tp_src = k.ct_tp_dst = 0;
+    if (md->ct_state && md->ct_orig_tuple_ipv6) {
+        const struct ovs_key_ct_tuple_ipv6 *t = &md->ct_orig_tuple.ipv6;
+
+        k.ct_nw_proto = t->ipv6_proto;
+        memcpy(k.ct_ipv6_src, &t->ipv6_src, 16);
+        memcpy(k.ct_ipv6_dst, &t->ipv6_dst, 16);
+        k.ct_tp_src = t->src_port;
+        k.ct_tp_dst = t->dst_port;
+    } else if (md->ct_state) {
+        const struct ovs_key_ct_tuple_ipv4 *t = &md->ct_orig_tuple.ipv4;
+
+        k.ct_nw_proto = t->ipv4_proto;
+        k.ct_nw_src = t->ipv4_src;
+        k.ct_nw_dst = t->ipv4_dst;
+        k.ct_tp_src = t->src_port;
+        k.ct_tp_dst = t->dst_port;
+    }
+    memcpy(key_meta, (uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS,
+           OVS_BPF_KEY_CT_TUN_LEN);
 }
 
 /* Downcall frames. */

@@ -63,6 +63,7 @@ struct flow_tnl;
 struct flow_wildcards;
 struct nlattr;
 struct odp_support;
+struct pkt_metadata;
 struct ofpbuf;
 
 /* The datapath features, in the form odp_flow_key_from_flow() wants them:
@@ -208,6 +209,11 @@ int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
  * packet, and sets 'dc->eth_type' from the packet.  Returns the number of
  * elements of 'iov' used.  'key_meta' and 'dc' must stay valid until the
  * write. */
+void dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
+                             struct pkt_metadata *);
+void dpif_bpf_md_to_key_meta(const struct pkt_metadata *,
+                             uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN]);
+
 #define DPIF_BPF_DOWNCALL_IOVS 6
 size_t dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
                              const void *packet, size_t len,

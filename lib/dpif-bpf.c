@@ -627,9 +627,12 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
-    /* The tunnel metadata of the packet (what it was received with), for
-     * the lookups after a recirculation.  No conntrack metadata yet. */
+    /* The conntrack metadata goes down, so that the actions after a
+     * recirculation see the ct_state that ovs-vswitchd saw, and the tunnel
+     * metadata (what the packet was received with) for the lookups after a
+     * recirculation. */
     memset(key_meta, 0, sizeof key_meta);
+    dpif_bpf_md_to_key_meta(md, key_meta);
     if (flow_tnl_dst_is_set(&md->tunnel)) {
         dpif_bpf_tunnel_to_key_meta(&md->tunnel, key_meta);
     }
@@ -649,17 +652,52 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     return 0;
 }
 
+/* What dp_bpf_execute_cb() needs to know of an odp_execute_actions(). */
+struct dp_bpf_execute_aux {
+    struct dp_bpf *dp;
+    const struct nlattr *actions;   /* The whole list being executed. */
+    size_t actions_len;
+    bool steal;                     /* odp_execute_actions() may free the
+                                     * packets. */
+};
+
+/* If 'action' is one of the top-level actions of 'aux', returns the length
+ * of the list from 'action' to the end, otherwise 0. */
+static size_t
+dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
+                       const struct nlattr *action)
+{
+    const struct nlattr *a;
+    size_t left;
+
+    NL_ATTR_FOR_EACH (a, left, aux->actions, aux->actions_len) {
+        if (a == action) {
+            return left;
+        }
+    }
+    return 0;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
- * (output, userspace, recirc...): each becomes a one-action downcall. */
+ * (output, userspace, recirc, ct...).  If the BPF programs can run all the
+ * actions from this one to the end of the list, they go down together in
+ * one downcall, and odp_execute_actions() stops here: the state that an
+ * action leaves in the BPF key, and that ovs-vswitchd does not see (the
+ * ct_state a ct() sets for the recirc() after it), reaches the actions
+ * that follow.  Otherwise the action goes down alone. */
 static void
-dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
+dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                   const struct nlattr *action, bool should_steal)
 {
-    /* One more than the actions of one ODP action: a set_tunnel slot. */
+    /* One more than the slots of an action list: a set_tunnel slot. */
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS + 1];
-    struct dp_bpf *dp = dp_;
+    struct dp_bpf_execute_aux *aux = aux_;
+    struct dp_bpf *dp = aux->dp;
     struct dp_packet *packet;
-    uint32_t n_slots, n_slots_;
+    uint32_t n_slots, n_tnl = 0;
+    bool rest = false;
+    bool cut = false;
+    size_t rest_len;
     int error;
 
     if (nl_attr_type(action) == OVS_ACTION_ATTR_METER) {
@@ -674,17 +712,31 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
 
     /* odp_execute_actions() ran set(tunnel(...)) on the packet's metadata:
      * an output to a tunnel port needs it as an action.  Harmless for any
-     * other action. */
-    n_slots = 0;
+     * other output. */
     packet = batch->count ? batch->packets[0] : NULL;
     if (packet && flow_tnl_dst_is_set(&packet->md.tunnel)
         && nl_attr_type(action) == OVS_ACTION_ATTR_OUTPUT
         && !dpif_bpf_tunnel_action(&packet->md.tunnel, &slots[0])) {
-        n_slots = 1;
+        n_tnl = 1;
     }
-    error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
-                                    slots + n_slots, &n_slots_);
-    n_slots += n_slots_;
+
+    /* A trunc() that odp_execute_actions() ran cuts the packets of the
+     * next output only: such a batch goes down one action at a time. */
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        cut = cut || dp_packet_get_cutlen(packet);
+    }
+    rest_len = cut ? 0 : dp_bpf_rest_of_actions(aux, action);
+    if (rest_len > NLA_ALIGN(action->nla_len)
+        && !dpif_bpf_odp_to_actions(action, rest_len, slots + n_tnl,
+                                    &n_slots)
+        && n_tnl + n_slots <= OVS_BPF_MAX_ACTIONS) {
+        rest = true;
+        error = 0;
+    } else {
+        error = dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                        slots + n_tnl, &n_slots);
+    }
+    n_slots += n_tnl;
     if (error) {
         VLOG_WARN_RL(&rl, "%s: action type %"PRIu16" cannot be executed "
                      "(%s)", dp->name, nl_attr_type(action),
@@ -707,6 +759,15 @@ dp_bpf_execute_cb(void *dp_, struct dp_packet_batch *batch,
             }
             dp_bpf_downcall(dp, packet, slots, n_slots);
         }
+    }
+    if (rest) {
+        /* Done with the whole list: an empty batch stops
+         * odp_execute_actions(), which then leaves the packets to us. */
+        if (aux->steal || should_steal) {
+            dp_packet_delete_batch(batch, true);
+        }
+        dp_packet_batch_init(batch);
+        return;
     }
     if (!should_steal) {
         /* A trunc() cuts only the packets of the next output: the actions
@@ -795,6 +856,7 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
                          bool steal, bool probe, const struct nlattr *actions,
                          size_t actions_len)
 {
+    struct dp_bpf_execute_aux aux;
     struct dp_packet_batch batch;
     struct flow flow;
 
@@ -814,7 +876,11 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
     dp_packet_batch_init_packet(&batch, packet);
-    odp_execute_actions(dp, &batch, steal, actions, actions_len,
+    aux.dp = dp;
+    aux.actions = actions;
+    aux.actions_len = actions_len;
+    aux.steal = steal;
+    odp_execute_actions(&aux, &batch, steal, actions, actions_len,
                         dp_bpf_execute_cb);
     return 0;
 }

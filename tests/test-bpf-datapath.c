@@ -32,6 +32,7 @@
 
 #include <config.h>
 #undef NDEBUG
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <net/if.h>
@@ -2024,6 +2025,127 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&rev);
 }
 
+/* Runs 'pkt' through a flow of recirc_id 0 with actions 'acts' (the last
+ * of which is recirc(3)) and a flow of recirc_id 3 that matches any
+ * conntrack state and outputs, and stores the key of the second pass in
+ * '*k'. */
+static void
+ct_run(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
+       uint32_t n, struct ovs_bpf_flow_key *k)
+{
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    struct ovs_bpf_flow_key key, mask;
+    struct run r;
+
+    del_flows();
+    key_of(pkt, &key);
+    add_flow(0, &key, NULL, acts, n, 0);
+    key.recirc_id = 3;
+    exact_mask(&mask);
+    memset(&mask.ct_state, 0, offsetof(struct ovs_bpf_flow_key, tun_id)
+                              - offsetof(struct ovs_bpf_flow_key, ct_state));
+    add_flow(1, &key, &mask, &out, 1, 0);
+    set_n_masks(2);
+    run_ingress(pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT, "%s: retval %u", run_name, r.retval);
+    scratch_key(k);
+}
+
+#define CS_NEW 0x01
+#define CS_EST 0x02
+#define CS_RPL 0x08
+#define CS_INV 0x10
+#define CS_TRK 0x20
+
+/* One ct() action and a check of the conntrack fields it sets. */
+static void
+ct_check(const char *name, const struct ofpbuf *pkt,
+         struct ovs_bpf_act_ct ct, uint8_t state, uint32_t mark,
+         const char *orig_src)
+{
+    struct ovs_bpf_action acts[2];
+    struct ovs_bpf_flow_key k;
+
+    run_name = name;
+    acts[0] = ACT(CT, .u.ct = ct);
+    acts[1] = ACT(RECIRC, .u.recirc.id = 3);
+    ct_run(pkt, acts, 2, &k);
+    CHECK(k.ct_state == state && k.ct_zone == ct.zone && k.ct_mark == mark,
+          "%s: ct_state %#x (expected %#x), zone %u, mark %#x (expected "
+          "%#x)", name, k.ct_state, state, k.ct_zone, k.ct_mark, mark);
+    if (orig_src) {
+        ovs_be32 src = inet_addr(orig_src);
+
+        CHECK(k.ct_nw_proto == k.nw_proto && k.ct_nw_src == src,
+              "%s: orig tuple proto %u src "IP_FMT, name, k.ct_nw_proto,
+              IP_ARGS(k.ct_nw_src));
+    } else {
+        CHECK(!k.ct_nw_proto && !k.ct_nw_src,
+              "%s: orig tuple proto %u", name, k.ct_nw_proto);
+    }
+}
+
+/* ct() on the kernel's conntrack (of the test's own network namespace):
+ * the states of a UDP connection in both directions, zones, marks,
+ * force_commit, what the kfuncs cannot track, ct_clear. */
+static void
+test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_act_ct commit = { .zone = 7,
+                                     .flags = OVS_BPF_CT_F_COMMIT,
+                                     .mark = 0x2a, .mark_mask = 0xff };
+    struct ovs_bpf_act_ct force = { .zone = 7,
+                                    .flags = OVS_BPF_CT_F_COMMIT
+                                             | OVS_BPF_CT_F_FORCE };
+    struct ovs_bpf_act_ct z7 = { .zone = 7 };
+    struct ovs_bpf_act_ct z8 = { .zone = 8 };
+    struct ovs_bpf_action acts[3];
+    struct ovs_bpf_flow_key k;
+    struct ofpbuf pkt, rev, icmp, synack;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&rev, 0);
+    ofpbuf_init(&icmp, 0);
+    ofpbuf_init(&synack, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP);
+    pkt_hex(&rev, ETH "0800 4500 001c 1234 0000 4011 0000 0a000002 0a000001 "
+            "1234 0035 0008 0000");
+    pkt_hex(&icmp, ETH "0800 4500 001c 1234 0000 4001 0000 " IP4A
+            "0800 f7ff 0000 0000");
+    pkt_hex(&synack, ETH "0800 " IP4_TCP);
+
+    ct_check("no connection", &pkt, z7, CS_TRK | CS_NEW, 0, "10.0.0.1");
+    ct_check("commit", &pkt, commit, CS_TRK | CS_NEW, 0x2a, "10.0.0.1");
+    ct_check("committed, no reply yet", &pkt, z7, CS_TRK | CS_NEW, 0x2a,
+             "10.0.0.1");
+    ct_check("reply", &rev, z7, CS_TRK | CS_EST | CS_RPL, 0x2a, "10.0.0.1");
+    ct_check("replied", &pkt, z7, CS_TRK | CS_EST, 0x2a, "10.0.0.1");
+    ct_check("other zone", &pkt, z8, CS_TRK | CS_NEW, 0, "10.0.0.1");
+    ct_check("force_commit of the reply direction", &rev, force,
+             CS_TRK | CS_NEW, 0, "10.0.0.2");
+    ct_check("after force_commit", &pkt, z7, CS_TRK | CS_EST | CS_RPL, 0,
+             "10.0.0.2");
+    ct_check("ICMP", &icmp, z7, CS_TRK | CS_INV, 0, NULL);
+    ct_check("SYN-ACK without a connection", &synack, z8, CS_TRK | CS_INV, 0,
+             NULL);
+
+    /* ct_clear after ct(): nothing left of it. */
+    run_name = "ct_clear";
+    acts[0] = ACT(CT, .u.ct = z7);
+    acts[1] = ACT(CT_CLEAR);
+    acts[2] = ACT(RECIRC, .u.recirc.id = 3);
+    ct_run(&pkt, acts, 3, &k);
+    CHECK(is_all_zeros(&k.ct_state, offsetof(struct ovs_bpf_flow_key, tun_id)
+                                    - offsetof(struct ovs_bpf_flow_key,
+                                               ct_state)),
+          "ct_clear: ct_state %#x zone %u", k.ct_state, k.ct_zone);
+
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&rev);
+    ofpbuf_uninit(&icmp);
+    ofpbuf_uninit(&synack);
+}
+
 static void
 test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -2969,6 +3091,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"vlan", "[object]", 0, 1, test_vlan, OVS_RO},
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
+    {"ct", "[object]", 0, 1, test_ct, OVS_RO},
     {"check-pkt-len", "[object]", 0, 1, test_check_pkt_len, OVS_RO},
     {"tunnel", "[object]", 0, 1, test_tunnel, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},

@@ -1,0 +1,335 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Connection tracking actions: ct() and ct_clear, on the kernel's own
+ * nf_conntrack through the conntrack kfuncs (net/netfilter/
+ * nf_conntrack_bpf.c).
+ *
+ * ct() looks the packet's 5-tuple up in the zone of the action and sets the
+ * conntrack fields of the key as OVS's datapaths do (the kernel datapath's
+ * net/openvswitch/conntrack.c, dpif-netdev's lib/conntrack.c):
+ *
+ *   - no connection: +trk+new, the original tuple is the packet's;
+ *   - the original direction of a connection: +trk+new until a packet of
+ *     the reply direction was seen (IPS_SEEN_REPLY), +trk+est after;
+ *   - the reply direction: +trk+est+rpl, and the connection gets
+ *     IPS_SEEN_REPLY;
+ *   - what the kfuncs cannot track (anything but TCP and UDP over IPv4 and
+ *     IPv6: ICMP, SCTP...) and IP fragments, which need reassembly first:
+ *     +trk+inv, never a state that would let the packet through a
+ *     firewall's "+est" rule;
+ *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
+ *     has none: +trk+inv, as the kernel's TCP tracker says.
+ *
+ * ct_zone is the action's zone, ct_mark the connection's mark.  ct_label is
+ * always zero: the kfuncs cannot write a connection's labels (and ovs-
+ * vswitchd says it has no ct_label).
+ *
+ * With commit, a connection that is not there is allocated
+ * (bpf_skb_ct_alloc()), given its timeout and mark, and inserted
+ * (bpf_ct_insert_entry()); "conntrack -L" in the datapath's network
+ * namespace lists it.  The kernel's own TCP and UDP trackers never see
+ * these packets (they do not go through netfilter), so the kernel never
+ * refreshes or ends these connections: every ct() of a packet of a
+ * connection sets its timeout again, from the table below, which follows
+ * the kernel's defaults (nf_conntrack_udp_timeout..., in seconds).  There
+ * is no TCP window or state tracking: a TCP connection ends when its
+ * timeout expires, shortened by a FIN or RST. */
+
+#ifndef BPF_ACTIONS_CT_H
+#define BPF_ACTIONS_CT_H 1
+
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/actions.h"
+#include "bpf/maps.h"
+
+/* The CS_* bits of OVS's lib/packets.h. */
+#define OVS_BPF_CS_NEW (1 << 0)
+#define OVS_BPF_CS_ESTABLISHED (1 << 1)
+#define OVS_BPF_CS_RELATED (1 << 2)
+#define OVS_BPF_CS_REPLY_DIR (1 << 3)
+#define OVS_BPF_CS_INVALID (1 << 4)
+#define OVS_BPF_CS_TRACKED (1 << 5)
+
+/* include/uapi/linux/netfilter/nf_conntrack_common.h. */
+#define OVS_BPF_IPS_SEEN_REPLY (1 << 1)
+#define OVS_BPF_IP_CT_DIR_REPLY 1
+#define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
+#define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
+
+/* Timeouts in ms: the kernel's nf_conntrack_{udp,tcp}_timeout_* defaults. */
+#define OVS_BPF_CT_UDP_NEW_MS (30 * 1000)             /* udp_timeout */
+#define OVS_BPF_CT_UDP_EST_MS (120 * 1000)            /* udp_timeout_stream */
+#define OVS_BPF_CT_TCP_NEW_MS (120 * 1000)            /* tcp_timeout_syn_sent */
+#define OVS_BPF_CT_TCP_EST_MS (432000u * 1000)        /* _established */
+#define OVS_BPF_CT_TCP_FIN_MS (120 * 1000)            /* _time_wait */
+#define OVS_BPF_CT_TCP_RST_MS (10 * 1000)             /* _close */
+
+/* The part of the kernel's struct nf_conn that is read (and, for 'mark',
+ * written: the only field the kernel lets BPF programs write).  CO-RE
+ * relocates the offsets against the running kernel (see bpf/skb-csum.h for
+ * why there is no vmlinux.h); "___ovs" keeps it apart from any other
+ * definition.  The kfuncs' own types only need to be of the same kind for
+ * libbpf to match these declarations with the kernel's. */
+struct nf_conn___ovs {
+    unsigned long status;
+    __u32 mark;
+} __attribute__((preserve_access_index));
+
+/* struct bpf_ct_opts of Linux 6.6+ (16 bytes, with the zone). */
+struct bpf_ct_opts___ovs {
+    __s32 netns_id;
+    __s32 error;
+    __u8 l4proto;
+    __u8 dir;
+    __u16 ct_zone_id;
+    __u8 ct_zone_dir;
+    __u8 reserved[3];
+};
+
+extern struct nf_conn___ovs *
+bpf_skb_ct_lookup(struct __sk_buff *, struct bpf_sock_tuple *, __u32,
+                  struct bpf_ct_opts___ovs *, __u32) __ksym;
+extern struct nf_conn___ovs *
+bpf_skb_ct_alloc(struct __sk_buff *, struct bpf_sock_tuple *, __u32,
+                 struct bpf_ct_opts___ovs *, __u32) __ksym;
+extern struct nf_conn___ovs *
+bpf_ct_insert_entry(struct nf_conn___ovs *) __ksym;
+extern void bpf_ct_release(struct nf_conn___ovs *) __ksym;
+extern void bpf_ct_set_timeout(struct nf_conn___ovs *, __u32) __ksym;
+extern int bpf_ct_change_timeout(struct nf_conn___ovs *, __u32) __ksym;
+extern int bpf_ct_change_status(struct nf_conn___ovs *, __u32) __ksym;
+
+/* The timeout of a connection of protocol 'proto' whose packet 'k' was just
+ * seen; 'replied' if a packet of the reply direction has been seen. */
+static __always_inline __u32
+ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied)
+{
+    if (k->nw_proto == IPPROTO_UDP) {
+        return replied ? OVS_BPF_CT_UDP_EST_MS : OVS_BPF_CT_UDP_NEW_MS;
+    }
+    if (k->tcp_flags & bpf_htons(0x004)) {
+        return OVS_BPF_CT_TCP_RST_MS;
+    }
+    if (k->tcp_flags & bpf_htons(0x001)) {
+        return OVS_BPF_CT_TCP_FIN_MS;
+    }
+    return replied ? OVS_BPF_CT_TCP_EST_MS : OVS_BPF_CT_TCP_NEW_MS;
+}
+
+/* Sets the original direction tuple of 'k' to the packet's own tuple, or to
+ * its reverse if 'reply'. */
+static __always_inline void
+ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6, bool reply)
+{
+    k->ct_nw_proto = k->nw_proto;
+    if (ipv6) {
+        __builtin_memcpy(k->ct_ipv6_src, reply ? k->ipv6_dst : k->ipv6_src,
+                         16);
+        __builtin_memcpy(k->ct_ipv6_dst, reply ? k->ipv6_src : k->ipv6_dst,
+                         16);
+    } else {
+        k->ct_nw_src = reply ? k->ipv4_dst : k->ipv4_src;
+        k->ct_nw_dst = reply ? k->ipv4_src : k->ipv4_dst;
+    }
+    k->ct_tp_src = reply ? k->tp_dst : k->tp_src;
+    k->ct_tp_dst = reply ? k->tp_src : k->tp_dst;
+}
+
+/* Zeroes the conntrack fields of 'k' (ct_clear, and before ct()). */
+static __always_inline void
+ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
+{
+    __builtin_memset(&k->ct_state, 0,
+                     __builtin_offsetof(struct ovs_bpf_flow_key, tun_id)
+                     - __builtin_offsetof(struct ovs_bpf_flow_key, ct_state));
+}
+
+/* Commits a new connection with the packet's tuple 't' ('tlen' bytes) in
+ * the zone of 'opts'.  Returns false if the kernel refused it: no memory,
+ * or the table is full (nf_conntrack_max). */
+static __always_inline bool
+ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+                  __u32 tlen, struct bpf_ct_opts___ovs *opts,
+                  const struct ovs_bpf_act_ct *act, __u32 timeout)
+{
+    struct nf_conn___ovs *ct, *ins;
+
+    ct = bpf_skb_ct_alloc(skb, t, tlen, opts, sizeof *opts);
+    if (!ct) {
+        return false;
+    }
+    bpf_ct_set_timeout(ct, timeout);
+    ct->mark = act->mark & act->mark_mask;
+    ins = bpf_ct_insert_entry(ct);
+    if (ins) {
+        bpf_ct_release(ins);
+    }
+    /* Otherwise the kernel freed it: another CPU inserted the same
+     * connection between the lookup and now (-EEXIST), so it is there,
+     * which is what commit asks for. */
+    return true;
+}
+
+/* OVS_BPF_ACTION_CT. */
+static __always_inline int
+ovs_bpf_act_ct__(struct __sk_buff *skb)
+{
+    struct bpf_ct_opts___ovs opts;
+    struct ovs_bpf_act_ct act;
+    struct bpf_sock_tuple t;
+    struct ovs_bpf_flow_key *k;
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    struct nf_conn___ovs *ct;
+    __u32 idx, tlen, state;
+    bool ipv6, reply;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+    }
+    act = a->u.ct;
+    k = &s->key;
+    ovs_bpf_ct_clear_key(k);
+    k->ct_zone = act.zone;
+    state = OVS_BPF_CS_TRACKED;
+
+    ipv6 = k->eth_type == bpf_htons(0x86dd);
+    if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
+        || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
+        || k->nw_frag) {
+        /* Not TCP or UDP (the kfuncs refuse other protocols), or an IP
+         * fragment (whose ports are not known before reassembly). */
+        k->ct_state = state | OVS_BPF_CS_INVALID;
+        return ovs_bpf_run_actions(skb, s, idx + 1);
+    }
+
+    __builtin_memset(&t, 0, sizeof t);
+    if (ipv6) {
+        __builtin_memcpy(t.ipv6.saddr, k->ipv6_src, 16);
+        __builtin_memcpy(t.ipv6.daddr, k->ipv6_dst, 16);
+        t.ipv6.sport = k->tp_src;
+        t.ipv6.dport = k->tp_dst;
+        tlen = sizeof t.ipv6;
+    } else {
+        t.ipv4.saddr = k->ipv4_src;
+        t.ipv4.daddr = k->ipv4_dst;
+        t.ipv4.sport = k->tp_src;
+        t.ipv4.dport = k->tp_dst;
+        tlen = sizeof t.ipv4;
+    }
+    __builtin_memset(&opts, 0, sizeof opts);
+    opts.netns_id = OVS_BPF_CURRENT_NETNS;
+    opts.l4proto = k->nw_proto;
+    opts.ct_zone_id = act.zone;
+    opts.ct_zone_dir = OVS_BPF_NF_CT_DEFAULT_ZONE_DIR;
+
+    reply = false;
+    ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
+    if (ct && opts.dir == OVS_BPF_IP_CT_DIR_REPLY
+        && (act.flags & OVS_BPF_CT_F_FORCE)) {
+        /* ct(force_commit) of a packet of the reply direction: the
+         * connection is ended, and a new one in this packet's direction
+         * committed below.  There is no kfunc to delete a connection: it
+         * expires now, and the next lookup of its tuple (the kernel's
+         * lookup collects expired connections it meets) takes it out of
+         * the table before the new one goes in. */
+        bpf_ct_change_timeout(ct, 0);
+        bpf_ct_release(ct);
+        opts.error = 0;
+        opts.dir = 0;
+        ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
+        if (ct) {
+            bpf_ct_release(ct);
+            ct = NULL;
+        }
+        opts.error = 0;
+    }
+
+    if (ct) {
+        unsigned long status = ct->status;
+        bool replied = status & OVS_BPF_IPS_SEEN_REPLY;
+
+        reply = opts.dir == OVS_BPF_IP_CT_DIR_REPLY;
+        if (reply) {
+            state |= OVS_BPF_CS_ESTABLISHED | OVS_BPF_CS_REPLY_DIR;
+            if (!replied) {
+                bpf_ct_change_status(ct, status | OVS_BPF_IPS_SEEN_REPLY);
+            }
+            replied = true;
+        } else {
+            state |= replied ? OVS_BPF_CS_ESTABLISHED : OVS_BPF_CS_NEW;
+        }
+        if ((act.flags & OVS_BPF_CT_F_COMMIT) && act.mark_mask) {
+            ct->mark = (ct->mark & ~act.mark_mask)
+                       | (act.mark & act.mark_mask);
+        }
+        k->ct_mark = ct->mark;
+        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
+        bpf_ct_release(ct);
+    } else if (k->nw_proto == IPPROTO_TCP
+               && ((k->tcp_flags & bpf_htons(0x005))
+                   || (k->tcp_flags & bpf_htons(0x012))
+                      == bpf_htons(0x012))) {
+        /* A TCP packet that cannot start a connection: a SYN-ACK, a FIN or
+         * an RST without one.  The kernel's TCP tracker (tcp_new()) calls
+         * them invalid, and so does the kernel datapath; a plain ACK
+         * starts one, as with nf_conntrack_tcp_loose. */
+        state |= OVS_BPF_CS_INVALID;
+    } else {
+        state |= OVS_BPF_CS_NEW;
+        if (act.flags & OVS_BPF_CT_F_COMMIT) {
+            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
+                                   ovs_bpf_ct_timeout(k, false))) {
+                /* As the kernel datapath: a packet whose connection cannot
+                 * be committed (nf_conntrack_max reached) is dropped. */
+                ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
+                return TC_ACT_SHOT;
+            }
+            k->ct_mark = act.mark & act.mark_mask;
+        }
+    }
+    k->ct_state = state;
+    if (!(state & OVS_BPF_CS_INVALID)) {
+        /* An invalid packet has no connection, so no original tuple. */
+        ovs_bpf_ct_orig_tuple(k, ipv6, reply);
+    }
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+/* OVS_BPF_ACTION_CT_CLEAR. */
+static __always_inline int
+ovs_bpf_act_ct_clear__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+    }
+    ovs_bpf_ct_clear_key(&s->key);
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+#endif /* BPF_ACTIONS_CT_H */
