@@ -73,8 +73,12 @@ $(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUIT
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
 
+# In a network namespace of its own (tests/run-in-private-netns): the
+# conntrack tests empty the kernel's connection table between tests.
+EXTRA_DIST += tests/run-in-private-netns
 check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE)
-	$(SHELL) '$(SYSTEM_BPF_TESTSUITE)' -C tests \
+	$(SHELL) $(srcdir)/tests/run-in-private-netns \
+		$(SHELL) '$(SYSTEM_BPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 # OVS's AF_XDP system suite against our netdev-afxdp, with the skips of
