@@ -762,13 +762,15 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
 
         memset(&info, 0, sizeof info);
         info.ifindex = attach_ifindex;
+        info.flags = port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0;
         error = (bpf_map_update_elem(dp->obj->ports_fd, &cur, &info, BPF_ANY)
                  ? errno
                  : dp_bpf_ifindex_map_set(dp, attach_ifindex, cur));
         if (!error) {
             error = dpif_bpf_tc_attach(attach_ifindex,
-                                       port->peer_name ? port->peer_name
-                                                       : port->name,
+                                       (port->peer_name ? port->peer_name
+                                        : port->tnl_dev ? port->tnl_dev
+                                        : port->name),
                                        dp->obj->ingress_prog_fd, &created);
         }
         if (!error) {
