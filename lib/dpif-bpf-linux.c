@@ -219,7 +219,8 @@ dpif_bpf_link_disable_ipv6(const char *name)
  * device is persistent: it outlives ovs-vswitchd, until
  * dpif_bpf_tap_close() removes it.  On success, stores its fd in '*fdp' and
  * its ifindex in '*ifindexp' and returns 0; otherwise, stores -1 in '*fdp'
- * and returns a positive errno value. */
+ * and returns a positive errno value: EBUSY, without a log line, if
+ * another process holds the device (the caller says what that means). */
 int
 dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
                   int *ifindexp)
@@ -240,11 +241,11 @@ dpif_bpf_tap_open(const char *dp_name, const char *tap_name, int *fdp,
     ovs_strzcpy(ifr.ifr_name, tap_name, sizeof ifr.ifr_name);
     if (ioctl(*fdp, TUNSETIFF, &ifr) < 0) {
         error = errno;
-        VLOG_ERR("%s: cannot create TAP device %s (%s)%s", dp_name,
-                 tap_name, ovs_strerror(error),
-                 error == EBUSY ? ": is another ovs-vswitchd running this "
-                                  "datapath?" : "");
-        goto error;
+        if (error != EBUSY) {
+            VLOG_ERR("%s: cannot create TAP device %s (%s)", dp_name,
+                     tap_name, ovs_strerror(error));
+        }
+        goto error_persist;
     }
 
     if (ioctl(*fdp, TUNSETPERSIST, 1) < 0) {

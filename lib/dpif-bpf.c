@@ -272,7 +272,19 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
      * datapath's pinned maps. */
     error = dpif_bpf_tap_open(dp->name, dp->tap_name, &dp->tap_fd,
                               &dp->tap_ifindex);
-    if (error) {
+    if (error == EBUSY && existing) {
+        /* Normal: "ovs-dpctl" run while ovs-vswitchd has the datapath. */
+        VLOG_INFO("%s: the datapath is in use by another process (its "
+                  "downcall device %s is held, normally by ovs-vswitchd): "
+                  "use \"ovs-appctl dpctl/...\" while ovs-vswitchd runs",
+                  name, dp->tap_name);
+        goto error;
+    } else if (error == EBUSY) {
+        VLOG_ERR("%s: cannot create datapath: another process holds its "
+                 "downcall device %s: is another ovs-vswitchd running this "
+                 "datapath?", name, dp->tap_name);
+        goto error;
+    } else if (error) {
         goto error;
     }
 
