@@ -141,31 +141,6 @@ bpf_to_tunnel(const struct ovs_bpf_flow_key *k, struct flow_tnl *t)
     t->tp_dst = k->tun_tp_dst;
 }
 
-void
-dpif_bpf_key_meta_to_tunnel(const uint8_t *key_meta,
-                            struct flow_tnl *tnl)
-{
-    struct ovs_bpf_flow_key k;
-
-    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
-           OVS_BPF_KEY_CT_TUN_LEN);
-    memset(tnl, 0, sizeof *tnl);
-    bpf_to_tunnel(&k, tnl);
-}
-
-void
-dpif_bpf_tunnel_to_key_meta(const struct flow_tnl *tnl,
-                            uint8_t *key_meta)
-{
-    struct ovs_bpf_flow_key k;
-
-    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
-           OVS_BPF_KEY_CT_TUN_LEN);
-    tunnel_to_bpf(tnl, &k);
-    memcpy(key_meta, (uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS,
-           OVS_BPF_KEY_CT_TUN_LEN);
-}
-
 /* Copies the fields that struct ovs_bpf_flow_key holds from 'f' to 'k'.  Used
  * for keys and, with 'f' a mask, for masks.  'layout' says what the bytes of
  * the IPv6 addresses hold. */
@@ -2088,12 +2063,13 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
     }
 }
 
-/* Conntrack metadata. */
+/* Conntrack and tunnel metadata. */
 
-/* Sets the conntrack fields of 'md' from the conntrack and tunnel metadata
- * block 'key_meta' of an upcall (see OVS_BPF_KEY_CT_TUN_OFS), as
- * dpif-netdev's conntrack sets them, so that flow_extract() puts them in
- * the flow.  Leaves the tunnel fields alone. */
+/* Sets the conntrack and tunnel fields of 'md' from the metadata block
+ * 'key_meta' of an upcall (see OVS_BPF_KEY_CT_TUN_OFS): the conntrack state
+ * of a recirculated packet, as dpif-netdev's conntrack sets it, and the
+ * tunnel metadata of a packet received on a tunnel port (zero otherwise),
+ * so that flow_extract() puts them in the flow. */
 void
 dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
                         struct pkt_metadata *md)
@@ -2102,6 +2078,9 @@ dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
 
     memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
            OVS_BPF_KEY_CT_TUN_LEN);
+    memset(&md->tunnel, 0, sizeof md->tunnel);
+    bpf_to_tunnel(&k, &md->tunnel);
+
     md->ct_state = k.ct_state;
     md->ct_zone = k.ct_zone;
     md->ct_mark = k.ct_mark;
@@ -2132,26 +2111,24 @@ dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
     }
 }
 
-/* The inverse of dpif_bpf_key_meta_to_md(), for downcalls: writes the
- * conntrack fields of 'md' into 'key_meta' and leaves its tunnel fields
- * alone. */
+/* The inverse of dpif_bpf_key_meta_to_md(), for downcalls: the metadata
+ * block of the packet whose metadata is 'md', so that the actions after a
+ * recirculation see the ct_state that ovs-vswitchd saw, and the lookups
+ * after it the tunnel metadata the packet was received with. */
 void
 dpif_bpf_md_to_key_meta(const struct pkt_metadata *md,
                         uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN])
 {
     struct ovs_bpf_flow_key k;
 
-    memcpy((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, key_meta,
+    memset((uint8_t *) &k + OVS_BPF_KEY_CT_TUN_OFS, 0,
            OVS_BPF_KEY_CT_TUN_LEN);
+    if (flow_tnl_dst_is_set(&md->tunnel)) {
+        tunnel_to_bpf(&md->tunnel, &k);
+    }
     k.ct_state = md->ct_state;
     k.ct_zone = md->ct_state ? md->ct_zone : 0;
     k.ct_mark = md->ct_state ? md->ct_mark : 0;
-    memset(k.ct_label, 0, sizeof k.ct_label);
-    k.ct_nw_proto = 0;
-    k.ct_nw_src = k.ct_nw_dst = 0;
-    memset(k.ct_ipv6_src, 0, 16);
-    memset(k.ct_ipv6_dst, 0, 16);
-    k.ct_tp_src = k.ct_tp_dst = 0;
     if (md->ct_state && md->ct_orig_tuple_ipv6) {
         const struct ovs_key_ct_tuple_ipv6 *t = &md->ct_orig_tuple.ipv6;
 

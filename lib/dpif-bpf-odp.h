@@ -73,15 +73,6 @@ void dpif_bpf_odp_support(struct odp_support *);
 
 /* Keys and masks. */
 
-/* The tunnel metadata in the key's metadata block ('key_meta' of an upcall
- * or a downcall, OVS_BPF_KEY_CT_TUN_LEN bytes from OVS_BPF_KEY_CT_TUN_OFS of
- * struct ovs_bpf_flow_key) to and from OVS's struct flow_tnl.  The second
- * leaves the rest of the block (conntrack) as it is. */
-void dpif_bpf_key_meta_to_tunnel(const uint8_t *key_meta,
-                                 struct flow_tnl *);
-void dpif_bpf_tunnel_to_key_meta(const struct flow_tnl *,
-                                 uint8_t *key_meta);
-
 /* Makes '*slot' the OVS_BPF_ACTION_SET_TUNNEL of set(tunnel(...)) with
  * 'tnl'.  Returns EINVAL for what bpf_skb_set_tunnel_key() cannot give a
  * VXLAN device: Geneve options, GBP, ERSPAN and GTP-U fields, the OAM
@@ -202,6 +193,14 @@ int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
 
 /* Downcall frames. */
 
+/* The key's conntrack and tunnel metadata block ('key_meta' of an upcall
+ * or a downcall, OVS_BPF_KEY_CT_TUN_LEN bytes from OVS_BPF_KEY_CT_TUN_OFS of
+ * struct ovs_bpf_flow_key) to and from the packet metadata. */
+void dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
+                             struct pkt_metadata *);
+void dpif_bpf_md_to_key_meta(const struct pkt_metadata *,
+                             uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN]);
+
 /* The pieces of the downcall frame (see bpf/datapath-abi.h) of the 'len'
  * bytes of 'packet' (at least an Ethernet header) with the 'n_actions'
  * 'actions', the OVS_BPF_KEY_CT_TUN_LEN bytes of key metadata 'key_meta'
@@ -209,11 +208,6 @@ int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
  * packet, and sets 'dc->eth_type' from the packet.  Returns the number of
  * elements of 'iov' used.  'key_meta' and 'dc' must stay valid until the
  * write. */
-void dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
-                             struct pkt_metadata *);
-void dpif_bpf_md_to_key_meta(const struct pkt_metadata *,
-                             uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN]);
-
 #define DPIF_BPF_DOWNCALL_IOVS 6
 size_t dpif_bpf_downcall_iov(struct iovec iov[DPIF_BPF_DOWNCALL_IOVS],
                              const void *packet, size_t len,

@@ -385,11 +385,7 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     md->dp_hash = up->dp_hash;
     md->skb_priority = up->skb_priority;
     md->pkt_mark = up->skb_mark;
-    /* The conntrack state of a recirculated packet, and the tunnel
-     * metadata of a packet received on a tunnel port (zero otherwise),
-     * which flow_extract() copies into the flow. */
     dpif_bpf_key_meta_to_md(up->key_meta, md);
-    dpif_bpf_key_meta_to_tunnel(up->key_meta, &md->tunnel);
 
     flow_extract(packet, flow);
 }

@@ -639,15 +639,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     dc.skb_priority = md->skb_priority;
     dc.skb_mark = md->pkt_mark;
 
-    /* The conntrack metadata goes down, so that the actions after a
-     * recirculation see the ct_state that ovs-vswitchd saw, and the tunnel
-     * metadata (what the packet was received with) for the lookups after a
-     * recirculation. */
-    memset(key_meta, 0, sizeof key_meta);
     dpif_bpf_md_to_key_meta(md, key_meta);
-    if (flow_tnl_dst_is_set(&md->tunnel)) {
-        dpif_bpf_tunnel_to_key_meta(&md->tunnel, key_meta);
-    }
     n_iov = dpif_bpf_downcall_iov(iov, dp_packet_data(packet), len,
                                   actions, n_actions, key_meta, &dc);
 
