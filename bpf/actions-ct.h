@@ -59,6 +59,7 @@
 #include <bpf/bpf_endian.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
+#include "bpf/ct-nat.h"
 #include "bpf/maps.h"
 
 /* The CS_* bits of OVS's lib/packets.h. */
@@ -92,6 +93,7 @@
 struct nf_conn___ovs {
     unsigned long status;
     __u32 mark;
+    struct nf_conntrack_tuple_hash___ovs tuplehash[2];
 } __attribute__((preserve_access_index));
 
 /* struct bpf_ct_opts of Linux 6.6+ (16 bytes, with the zone). */
@@ -117,6 +119,40 @@ extern void bpf_ct_release(struct nf_conn___ovs *) __ksym;
 extern void bpf_ct_set_timeout(struct nf_conn___ovs *, __u32) __ksym;
 extern int bpf_ct_change_timeout(struct nf_conn___ovs *, __u32) __ksym;
 extern int bpf_ct_change_status(struct nf_conn___ovs *, __u32) __ksym;
+extern int bpf_ct_set_nat_info(struct nf_conn___ovs *,
+                               union nf_inet_addr___ovs *, int,
+                               enum nf_nat_manip_type___ovs) __ksym;
+
+/* Sets '*nat' to the translation of a packet of connection 'ct' in the
+ * 'reply' direction or the original one, if 'ct' has a NAT binding, and
+ * returns true; false if it has none.  The packet's new tuple is the
+ * reverse of the other direction's.  ct_state gets +snat for the original
+ * direction of an SNAT connection and +dnat for its replies, the other way
+ * round for DNAT, as in OVS's lib/conntrack.c. */
+static __always_inline bool
+ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply,
+                  struct ovs_bpf_ct_nat *nat)
+{
+    unsigned long status = ct->status;
+    bool snat = status & OVS_BPF_IPS_SRC_NAT;
+
+    if (!(status & (OVS_BPF_IPS_SRC_NAT | OVS_BPF_IPS_DST_NAT))) {
+        return false;
+    }
+    if (reply) {
+        nat->src = ct->tuplehash[0].tuple.dst.u3.ip;
+        nat->dst = ct->tuplehash[0].tuple.src.u3.ip;
+        nat->sport = ct->tuplehash[0].tuple.dst.u.all;
+        nat->dport = ct->tuplehash[0].tuple.src.u.all;
+    } else {
+        nat->src = ct->tuplehash[1].tuple.dst.u3.ip;
+        nat->dst = ct->tuplehash[1].tuple.src.u3.ip;
+        nat->sport = ct->tuplehash[1].tuple.dst.u.all;
+        nat->dport = ct->tuplehash[1].tuple.src.u.all;
+    }
+    nat->cs = snat != reply ? OVS_BPF_CS_SRC_NAT : OVS_BPF_CS_DST_NAT;
+    return true;
+}
 
 /* The timeout of a connection of protocol 'proto' whose packet 'k' was just
  * seen; 'replied' if a packet of the reply direction has been seen. */
@@ -164,14 +200,21 @@ ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
 }
 
 /* Commits a new connection with the packet's tuple 't' ('tlen' bytes) in
- * the zone of 'opts'.  Returns false if the kernel refused it: no memory,
- * or the table is full (nf_conntrack_max). */
+ * the zone of 'opts', with the NAT binding that 'act' asks for (IPv4
+ * only).  Returns false if the kernel refused it: no memory, the table is
+ * full (nf_conntrack_max), or, with NAT, no NAT binding or a translated
+ * tuple that is taken.  With NAT, '*nat' gets the translation of the
+ * packet and '*natted' is set if there is one. */
 static __always_inline bool
 ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
-                  const struct ovs_bpf_act_ct *act, __u32 timeout)
+                  const struct ovs_bpf_act_ct *act, __u32 timeout,
+                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
 {
+    bool do_nat = !ipv6 && (act->flags & (OVS_BPF_CT_F_NAT_SRC
+                                          | OVS_BPF_CT_F_NAT_DST));
     struct nf_conn___ovs *ct, *ins;
+    bool nat_failed = false;
 
     ct = bpf_skb_ct_alloc(skb, t, tlen, opts, sizeof *opts);
     if (!ct) {
@@ -179,14 +222,35 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     }
     bpf_ct_set_timeout(ct, timeout);
     ct->mark = act->mark & act->mark_mask;
-    ins = bpf_ct_insert_entry(ct);
-    if (ins) {
-        bpf_ct_release(ins);
+    if (do_nat) {
+        union nf_inet_addr___ovs addr;
+
+        __builtin_memset(&addr, 0, sizeof addr);
+        addr.ip = act->nat_addr;
+        nat_failed = bpf_ct_set_nat_info(ct, &addr, act->nat_port,
+                                         act->flags & OVS_BPF_CT_F_NAT_SRC
+                                         ? OVS_BPF_NF_NAT_MANIP_SRC
+                                         : OVS_BPF_NF_NAT_MANIP_DST) != 0;
     }
-    /* Otherwise the kernel freed it: another CPU inserted the same
-     * connection between the lookup and now (-EEXIST), so it is there,
-     * which is what commit asks for. */
-    return true;
+    /* An allocated connection cannot be released, only inserted (the
+     * verifier refuses bpf_ct_release() of it): one whose NAT failed goes
+     * in and expires at once. */
+    ins = bpf_ct_insert_entry(ct);
+    if (!ins) {
+        /* The kernel freed it: another CPU inserted the same connection
+         * between the lookup and now (-EEXIST), so it is there, which is
+         * what commit asks for; or, with NAT, the translated tuple is
+         * another connection's (the kernel's nf_nat_setup_info() keeps a
+         * taken port when the range has only that one). */
+        return !do_nat;
+    }
+    if (nat_failed) {
+        bpf_ct_change_timeout(ins, 0);
+    } else if (do_nat) {
+        *natted = ovs_bpf_ct_nat_of(ins, false, nat);
+    }
+    bpf_ct_release(ins);
+    return !nat_failed;
 }
 
 /* OVS_BPF_ACTION_CT. */
@@ -194,6 +258,7 @@ static __always_inline int
 ovs_bpf_act_ct__(struct __sk_buff *skb)
 {
     struct bpf_ct_opts___ovs opts;
+    struct ovs_bpf_ct_nat nat;
     struct ovs_bpf_act_ct act;
     struct bpf_sock_tuple t;
     struct ovs_bpf_flow_key *k;
@@ -201,7 +266,9 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
     struct ovs_bpf_action *a;
     struct nf_conn___ovs *ct;
     __u32 idx, tlen, state;
-    bool ipv6, reply;
+    __be32 orig_src = 0, orig_dst = 0;
+    __be16 orig_sport = 0, orig_dport = 0;
+    bool ipv6, reply, natted = false, orig_known = false;
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
@@ -285,6 +352,18 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         }
         k->ct_mark = ct->mark;
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
+        if (!ipv6) {
+            /* The original tuple is the entry's: with NAT, the reverse of
+             * a reply is not it. */
+            orig_src = ct->tuplehash[0].tuple.src.u3.ip;
+            orig_dst = ct->tuplehash[0].tuple.dst.u3.ip;
+            orig_sport = ct->tuplehash[0].tuple.src.u.all;
+            orig_dport = ct->tuplehash[0].tuple.dst.u.all;
+            orig_known = true;
+            if (act.flags & OVS_BPF_CT_F_NAT) {
+                natted = ovs_bpf_ct_nat_of(ct, reply, &nat);
+            }
+        }
         bpf_ct_release(ct);
     } else if (k->nw_proto == IPPROTO_TCP
                && ((k->tcp_flags & bpf_htons(0x005))
@@ -299,7 +378,8 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
             if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
-                                   ovs_bpf_ct_timeout(k, false))) {
+                                   ovs_bpf_ct_timeout(k, false), ipv6,
+                                   &nat, &natted)) {
                 /* As the kernel datapath: a packet whose connection cannot
                  * be committed (nf_conntrack_max reached) is dropped. */
                 ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
@@ -308,11 +388,24 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
             k->ct_mark = act.mark & act.mark_mask;
         }
     }
-    k->ct_state = state;
     if (!(state & OVS_BPF_CS_INVALID)) {
         /* An invalid packet has no connection, so no original tuple. */
         ovs_bpf_ct_orig_tuple(k, ipv6, reply);
+        if (orig_known) {
+            k->ct_nw_src = orig_src;
+            k->ct_nw_dst = orig_dst;
+            k->ct_tp_src = orig_sport;
+            k->ct_tp_dst = orig_dport;
+        }
     }
+    if (natted) {
+        if (ovs_bpf_ct_nat_rewrite(skb, s, &nat)) {
+            ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
+            return TC_ACT_SHOT;
+        }
+        state |= nat.cs;
+    }
+    k->ct_state = state;
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 

@@ -49,6 +49,7 @@ BPF_INC = \
 	bpf/actions.h \
 	bpf/actions-clone.h \
 	bpf/actions-ct.h \
+	bpf/ct-nat.h \
 	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \

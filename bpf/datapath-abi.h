@@ -464,15 +464,28 @@ struct ovs_bpf_act_tunnel {
  * connection is committed and its mark set to ('mark' & 'mark_mask')
  * under 'mark_mask' (all of which an existing one gets too); with
  * OVS_BPF_CT_F_FORCE as well, a connection that the packet is the reply
- * direction of is replaced by a new one in the packet's direction. */
+ * direction of is replaced by a new one in the packet's direction.
+ *
+ * NAT (IPv4 only, see bpf/ct-nat.h): with OVS_BPF_CT_F_NAT, a packet of a
+ * connection that has a NAT binding is translated from the connection's
+ * tuples.  With OVS_BPF_CT_F_NAT_SRC or _DST as well, a connection that
+ * the commit creates gets the binding to 'nat_addr' and, if 'nat_port' is
+ * not zero, that port (in host order); otherwise the kernel keeps the
+ * packet's port or picks a free one. */
 struct ovs_bpf_act_ct {
     __u16 zone;
     __u16 flags;                /* OVS_BPF_CT_F_*. */
     __u32 mark;
     __u32 mark_mask;            /* 0: the mark is left alone. */
+    __be32 nat_addr;            /* With OVS_BPF_CT_F_NAT_SRC or _DST. */
+    __u16 nat_port;             /* Host order; 0: any. */
+    __u16 pad;
 };
 #define OVS_BPF_CT_F_COMMIT (1u << 0)
 #define OVS_BPF_CT_F_FORCE (1u << 1)
+#define OVS_BPF_CT_F_NAT (1u << 2)
+#define OVS_BPF_CT_F_NAT_SRC (1u << 3)
+#define OVS_BPF_CT_F_NAT_DST (1u << 4)
 
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {

@@ -66,10 +66,11 @@ dpif_bpf_odp_support(struct odp_support *support)
     /* Conntrack: the ct() action of the BPF programs sets ct_state, ct_zone,
      * ct_mark and the original direction tuple from the kernel's
      * nf_conntrack (bpf/actions-ct.h).  Not ct_label: the conntrack kfuncs
-     * cannot write a connection's labels.  Not the NAT bits of ct_state
-     * while the BPF programs do no NAT (see flow_to_key__()).  No ND
-     * extensions: the BPF key has no field for them. */
+     * cannot write a connection's labels.  The NAT bits of ct_state: the
+     * ct() action does IPv4 NAT (bpf/ct-nat.h).  No ND extensions: the BPF
+     * key has no field for them. */
     support->ct_state = true;
+    support->ct_state_nat = true;
     support->ct_zone = true;
     support->ct_mark = true;
     support->ct_orig_tuple = true;
@@ -422,13 +423,6 @@ flow_to_key__(const struct flow *flow, const struct flow_wildcards *wc,
         memset(&m.ct_ipv6_src, 0, sizeof m.ct_ipv6_src);
         memset(&m.ct_ipv6_dst, 0, sizeof m.ct_ipv6_dst);
         m.ct_tp_src = m.ct_tp_dst = 0;
-    }
-
-    /* The BPF ct() action does no NAT: no packet has the NAT bits of
-     * ct_state, and ofproto's probe of them must fail. */
-    if (flow->ct_state & m.ct_state & (CS_SRC_NAT | CS_DST_NAT)) {
-        *reason = "the NAT bits of ct_state are matched";
-        return EINVAL;
     }
 
     /* For ICMPv6 neighbour discovery, struct flow reuses 'tcp_flags' for the
@@ -1345,12 +1339,76 @@ xlate_userspace(struct act_xlate *x, const struct nlattr *a)
     return 0;
 }
 
+/* Translates the nat() of a ct() action, 'a' (OVS_CT_ATTR_NAT), into 's'.
+ * The kernel's bpf_ct_set_nat_info() takes one address and one port: of a
+ * range, the first address, and the first port if there is one (a new
+ * connection whose translated tuple is taken is dropped).  So "hash" and
+ * "persistent", which say how to choose in a range, change nothing (the
+ * choice is always the same); "random" and IPv6 addresses are refused. */
+static int
+xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
+{
+    static const struct nl_policy policy[] = {
+        [OVS_NAT_ATTR_SRC] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_NAT_ATTR_DST] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_NAT_ATTR_IP_MIN] = { .type = NL_A_UNSPEC, .optional = true },
+        [OVS_NAT_ATTR_IP_MAX] = { .type = NL_A_UNSPEC, .optional = true },
+        [OVS_NAT_ATTR_PROTO_MIN] = { .type = NL_A_U16, .optional = true },
+        [OVS_NAT_ATTR_PROTO_MAX] = { .type = NL_A_U16, .optional = true },
+        [OVS_NAT_ATTR_PERSISTENT] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_NAT_ATTR_PROTO_HASH] = { .type = NL_A_FLAG, .optional = true },
+        [OVS_NAT_ATTR_PROTO_RANDOM] = { .type = NL_A_FLAG,
+                                        .optional = true },
+    };
+    struct nlattr *attrs[ARRAY_SIZE(policy)];
+    bool src, dst;
+
+    s->u.ct.flags |= OVS_BPF_CT_F_NAT;
+    if (!nl_attr_get_size(a)) {
+        return 0;               /* Applies the connection's NAT. */
+    }
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
+        || attrs[OVS_NAT_ATTR_PROTO_RANDOM]) {
+        return EINVAL;
+    }
+    src = attrs[OVS_NAT_ATTR_SRC] != NULL;
+    dst = attrs[OVS_NAT_ATTR_DST] != NULL;
+    if (src && dst) {
+        return EINVAL;          /* As the kernel datapath. */
+    }
+    if (!src && !dst) {
+        /* Nothing but flags, as the kernel datapath accepts: the NAT of
+         * the connection. */
+        return attrs[OVS_NAT_ATTR_IP_MIN] || attrs[OVS_NAT_ATTR_PROTO_MIN]
+               ? EINVAL : 0;
+    }
+    if (!attrs[OVS_NAT_ATTR_IP_MIN]
+        || nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) != sizeof(ovs_be32)
+        || (attrs[OVS_NAT_ATTR_IP_MAX]
+            && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX])
+               != sizeof(ovs_be32))) {
+        /* No address (which the kfunc needs), or IPv6. */
+        return EINVAL;
+    }
+    /* Without a commit, the binding is never made: the NAT of the
+     * connection applies, as in the kernel datapath. */
+    s->u.ct.flags |= src ? OVS_BPF_CT_F_NAT_SRC : OVS_BPF_CT_F_NAT_DST;
+    s->u.ct.nat_addr = nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MIN]);
+    if (!s->u.ct.nat_addr) {
+        /* All-zero SNAT (keep the address, change the port only if it
+         * clashes) is not what the kfunc does. */
+        return EINVAL;
+    }
+    if (attrs[OVS_NAT_ATTR_PROTO_MIN]) {
+        s->u.ct.nat_port = nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MIN]);
+    }
+    return 0;
+}
+
 /* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
  * cannot do is refused with EINVAL, so that ofproto's probes and
  * "dpctl/add-flow" see it: labels (the kfuncs cannot write them), ALG
- * helpers, timeout policies, and NAT other than an empty nat (which
- * applies the NAT of a connection that has one: the connections of the BPF
- * datapath never have one). */
+ * helpers, timeout policies, and the NAT that xlate_ct_nat() refuses. */
 static int
 xlate_ct(struct act_xlate *x, const struct nlattr *a)
 {
@@ -1374,9 +1432,6 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
         || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]
         || attrs[OVS_CT_ATTR_TIMEOUT]) {
-        return EINVAL;
-    }
-    if (attrs[OVS_CT_ATTR_NAT] && nl_attr_get_size(attrs[OVS_CT_ATTR_NAT])) {
         return EINVAL;
     }
     commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
@@ -1406,6 +1461,9 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
 
         s->u.ct.mark = mark[0];
         s->u.ct.mark_mask = mark[1];
+    }
+    if (attrs[OVS_CT_ATTR_NAT]) {
+        return xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
     }
     return 0;
 }
@@ -2050,6 +2108,15 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             if (a->u.ct.mark_mask) {
                 ds_put_format(s, ",mark=%#"PRIx32"/%#"PRIx32,
                               a->u.ct.mark, a->u.ct.mark_mask);
+            }
+            if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
+                                 | OVS_BPF_CT_F_NAT_DST)) {
+                ds_put_format(s, ",nat(%s="IP_FMT":%"PRIu16")",
+                              a->u.ct.flags & OVS_BPF_CT_F_NAT_SRC
+                              ? "src" : "dst",
+                              IP_ARGS(a->u.ct.nat_addr), a->u.ct.nat_port);
+            } else if (a->u.ct.flags & OVS_BPF_CT_F_NAT) {
+                ds_put_cstr(s, ",nat");
             }
             ds_put_char(s, ')');
             break;
