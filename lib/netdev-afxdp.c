@@ -45,8 +45,10 @@
  * RX pool.  dpif-netdev frees every packet on the thread that received it,
  * so free_afxdp_buf() pushes to that pool without locking.  The TX ring, the
  * completion ring and the TX pool of a queue belong to whoever holds the
- * queue's TX lock (netdev_linux's 'tx_locks'), which is only taken when
- * dpif-netdev says that several threads share the queue.
+ * queue's TX lock (netdev_linux's 'tx_locks').  The send path always takes
+ * it, and the thread polling the RX queue of the same number takes it too,
+ * if it is free, to kick the kernel and reap completions when the send path
+ * has gone quiet with work left (see afxdp_tx_poll()).
  *
  * Zero-copy forwarding
  * ====================
@@ -100,6 +102,7 @@
 #include "openvswitch/hmap.h"
 #include "hmapx.h"
 #include "openvswitch/list.h"
+#include "openvswitch/poll-loop.h"
 #include "openvswitch/shash.h"
 #include "openvswitch/thread.h"
 #include "openvswitch/vlog.h"
@@ -120,6 +123,8 @@ COVERAGE_DEFINE(afxdp_rx_fill_short);   /* Fill ring refill ran dry. */
 COVERAGE_DEFINE(afxdp_rx_invalid_desc); /* RX descriptor outside the UMEM. */
 COVERAGE_DEFINE(afxdp_rx_multibuf);     /* Multi-buffer packet received. */
 COVERAGE_DEFINE(afxdp_tx_kick);         /* sendto() to start transmission. */
+COVERAGE_DEFINE(afxdp_tx_kick_again);   /* Kicks left descriptors behind. */
+COVERAGE_DEFINE(afxdp_tx_dev_drop);     /* The device dropped a packet. */
 COVERAGE_DEFINE(afxdp_tx_zero_copy);    /* Frame forwarded without a copy. */
 COVERAGE_DEFINE(afxdp_tx_copy);         /* Packet copied into a TX frame. */
 COVERAGE_DEFINE(afxdp_tx_drop);         /* No TX frame or ring slot. */
@@ -235,6 +240,65 @@ struct afxdp_umem {
     bool multi_buffer;
 };
 
+/* Per-queue counters: the kernel's (XDP_STATISTICS) and ours.  Each says
+ * whether it counts packets or frames lost, so that netdev-afxdp/show can
+ * list every way one can be lost apart from the counters of what only
+ * delays a packet or merely happens.  Ours are kept in 'counters' of struct
+ * xsk_socket_info, each written by one thread at a time: the RX ones by the
+ * thread polling the queue, the TX ones by the holder of the TX lock. */
+#define AFXDP_QUEUE_COUNTERS(C)                                             \
+    /*  ENUM             custom stats name            lost? */              \
+    C(XS_RX_DROPPED,     "rx_dropped",                true)                 \
+    C(XS_RX_INVALID,     "rx_invalid_descs",          true)                 \
+    C(XS_TX_INVALID,     "tx_invalid_descs",          true)                 \
+    C(XS_RX_RING_FULL,   "rx_ring_full",              true)                 \
+    C(XS_FILL_EMPTY,     "rx_fill_ring_empty_descs",  false)                \
+    C(XS_TX_RING_EMPTY,  "tx_ring_empty_descs",       false)                \
+    /* A multi-buffer packet received, copied into one dp_packet. */        \
+    C(RX_MULTIBUF,       "rx_multi_buffer_packets",   false)                \
+    /* An RX descriptor outside the UMEM: the packet is dropped. */         \
+    C(RX_BAD,            "rx_bad_descs",              true)                 \
+    /* The fill ring wanted frames and the RX pool had none: the kernel */  \
+    /* drops what it receives while the fill ring is empty (rx_dropped). */ \
+    C(RX_POOL_EMPTY,     "rx_pool_empty",             false)                \
+    C(TX_ZC,             "tx_zero_copy_forwards",     false)                \
+    C(TX_COPY,           "tx_copies",                 false)                \
+    /* Packets not transmitted: no TX ring slot, no TX frame (even after */ \
+    /* a kick and a reap), or empty or too large to transmit. */            \
+    C(TX_RING_FULL,      "tx_ring_full",              true)                 \
+    C(TX_NO_FRAME,       "tx_no_frame",               true)                 \
+    C(TX_BAD_SIZE,       "tx_bad_size",               true)                 \
+    /* A kick (sendto) answered EBUSY: in copy mode, the device dropped */  \
+    /* the packet (e.g. the backlog of a veth's peer was full). */          \
+    C(TX_DEV_DROP,       "tx_device_drops",           true)                 \
+    C(TX_KICKS,          "tx_kicks",                  false)                \
+    /* A kick answered EAGAIN and descriptors stayed in the TX ring: the */ \
+    /* kernel's budget per call, a full completion ring or a stopped */     \
+    /* device queue.  They wait for the next kick. */                       \
+    C(TX_KICK_AGAIN,     "tx_kick_eagain",            false)                \
+    C(TX_KICK_ERRORS,    "tx_kick_errors",            false)                \
+    /* The thread polling the queue found the send path idle with work */   \
+    /* left: descriptors in the TX ring (kicked again) or completions */    \
+    /* (reaped). */                                                         \
+    C(TX_POLL_KICKS,     "tx_poll_kicks",             false)                \
+    C(TX_POLL_REAPS,     "tx_poll_reaps",             false)
+
+enum afxdp_queue_counter {
+#define AFXDP_COUNTER_ENUM(ENUM, NAME, LOST) AFXDP_##ENUM,
+    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_ENUM)
+#undef AFXDP_COUNTER_ENUM
+    AFXDP_N_COUNTERS
+};
+
+static const struct {
+    const char *name;
+    bool lost;
+} afxdp_counters[AFXDP_N_COUNTERS] = {
+#define AFXDP_COUNTER_INFO(ENUM, NAME, LOST) { NAME, LOST },
+    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_INFO)
+#undef AFXDP_COUNTER_INFO
+};
+
 /* One AF_XDP socket: one queue of a port. */
 struct xsk_socket_info {
     struct xsk_socket *xsk;
@@ -257,13 +321,30 @@ struct xsk_socket_info {
     bool need_wakeup;
     bool multi_buffer;
 
-    /* Statistics, each with a single writer. */
-    atomic_uint64_t rx_multibuf;
-    atomic_uint64_t rx_bad_desc;
-    atomic_uint64_t tx_zero_copy;
-    atomic_uint64_t tx_copies;
-    atomic_uint64_t tx_dropped;
+    /* The send path bumps 'tx_seq' at each batch, under the TX lock; the
+     * thread polling the queue compares it with 'tx_seq_seen', which only
+     * it touches, to tell whether the send path ran since its last poll
+     * (see afxdp_tx_poll()). */
+    atomic_uint tx_seq;
+    unsigned int tx_seq_seen;
+
+    /* Our counters, indexed by enum afxdp_queue_counter (the kernel's
+     * entries stay 0). */
+    atomic_uint64_t counters[AFXDP_N_COUNTERS];
 };
+
+/* Adds 'n' to counter 'c' of 'xsk'.  Each counter has one writer at a time
+ * (see AFXDP_QUEUE_COUNTERS), so a read and a store do, without the cost of
+ * an atomic read-modify-write. */
+static inline void
+afxdp_count(struct xsk_socket_info *xsk, enum afxdp_queue_counter c,
+            uint64_t n)
+{
+    uint64_t value;
+
+    atomic_read_relaxed(&xsk->counters[c], &value);
+    atomic_store_relaxed(&xsk->counters[c], value + n);
+}
 
 /* What netdev_linux has no room for, one per afxdp netdev, in 'afxdp_devs'.
  * Only the control path looks these up. */
@@ -1469,6 +1550,8 @@ signal_remove_xdp(struct netdev *netdev)
 
 /* Receiving. */
 
+static void afxdp_tx_poll(struct netdev_linux *, struct xsk_socket_info *);
+
 static inline struct xsk_socket_info *
 afxdp_xsk(struct netdev_linux *dev, int qid)
 {
@@ -1533,6 +1616,7 @@ afxdp_refill(struct xsk_socket_info *xsk)
     n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
     if (!n) {
         COVERAGE_INC(afxdp_rx_fill_short);
+        afxdp_count(xsk, AFXDP_RX_POOL_EMPTY, 1);
         return;
     }
     if (!xsk_ring_prod__reserve(&xsk->fill, n, &idx)) {
@@ -1618,6 +1702,7 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     }
     umem = xsk->umem;
 
+    afxdp_tx_poll(dev, xsk);
     afxdp_refill(xsk);
 
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
@@ -1689,11 +1774,11 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
 
     if (OVS_UNLIKELY(bad)) {
         COVERAGE_ADD(afxdp_rx_invalid_desc, bad);
-        atomic_add_relaxed(&xsk->rx_bad_desc, bad, &bad);
+        afxdp_count(xsk, AFXDP_RX_BAD, bad);
     }
     if (OVS_UNLIKELY(multibuf)) {
         COVERAGE_ADD(afxdp_rx_multibuf, multibuf);
-        atomic_add_relaxed(&xsk->rx_multibuf, multibuf, &multibuf);
+        afxdp_count(xsk, AFXDP_RX_MULTIBUF, multibuf);
     }
 
     /* Refill right away so that the kernel does not run dry during the
@@ -1776,10 +1861,12 @@ afxdp_return_frame(struct xsk_socket_info *xsk, char *frame)
     }
 }
 
-static void
+/* Reaps the completion ring: gives the frames the kernel is done with back
+ * to where they belong.  Returns the number of frames reaped. */
+static uint32_t
 afxdp_complete_tx(struct xsk_socket_info *xsk)
 {
-    uint32_t n, idx;
+    uint32_t n, idx, total = 0;
 
     while (xsk->outstanding_tx) {
         n = xsk_ring_cons__peek(&xsk->comp, AFXDP_COMP_BATCH, &idx);
@@ -1794,37 +1881,160 @@ afxdp_complete_tx(struct xsk_socket_info *xsk)
         }
         xsk_ring_cons__release(&xsk->comp, n);
         xsk->outstanding_tx -= MIN(n, xsk->outstanding_tx);
+        total += n;
         if (n < AFXDP_COMP_BATCH) {
             break;
         }
     }
+    return total;
 }
 
-/* Tells the kernel to transmit, but only when it needs to be told: with
- * need_wakeup, when the TX ring's flag asks for it; and always when a
- * backlog builds up, so that completions keep flowing. */
-static void
-afxdp_kick_tx(struct xsk_socket_info *xsk)
+/* Whether the TX ring of 'xsk' holds descriptors that the kernel has not
+ * taken yet.  Both indexes are in memory shared with the kernel, so any
+ * thread may ask. */
+static inline bool
+afxdp_tx_ring_pending(const struct xsk_socket_info *xsk)
 {
-    if (xsk->need_wakeup && !xsk_ring_prod__needs_wakeup(&xsk->tx)
+    return (__atomic_load_n(xsk->tx.producer, __ATOMIC_ACQUIRE)
+            != __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE));
+}
+
+/* Whether the completion ring of 'xsk' holds frames not reaped yet. */
+static inline bool
+afxdp_comp_ring_pending(const struct xsk_socket_info *xsk)
+{
+    return (__atomic_load_n(xsk->comp.producer, __ATOMIC_ACQUIRE)
+            != __atomic_load_n(xsk->comp.consumer, __ATOMIC_ACQUIRE));
+}
+
+/* Kicks per call of afxdp_kick_tx() at most: in copy mode each one moves up
+ * to the kernel's budget per call (32 descriptors by default), so a few are
+ * enough to drain what a batch adds and some backlog.  The rest is left to
+ * the next batch or to afxdp_tx_poll(), so that one call never holds the
+ * thread for long. */
+#define AFXDP_KICK_MAX 8
+
+/* Tells the kernel to transmit what the TX ring holds.
+ *
+ * In copy mode (veth, generic XDP, any driver without zero-copy) the kernel
+ * reads the TX ring only inside sendto(), synchronously, and leaves
+ * descriptors in it when it stops early: after its budget per call, when the
+ * completion ring has no room (it reserves a completion slot per packet), or
+ * when the device's queue is stopped; all three answer EAGAIN.  Nothing else
+ * will move those descriptors, so kick again for as long as the kernel makes
+ * progress, reaping completions when it makes none, and leave what is still
+ * there to afxdp_tx_poll().  A kick answered EBUSY means that the device
+ * dropped a packet and the kernel stopped after it.
+ *
+ * With zero-copy the driver sends from its own context and sendto() only
+ * wakes it up, which the ring's need_wakeup flag says when to do.  Without
+ * 'force', the kick also honours the flag in copy mode (where the kernel
+ * never clears it) and always happens when a backlog builds up. */
+static void
+afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
+{
+    if (!force && xsk->need_wakeup && !xsk_ring_prod__needs_wakeup(&xsk->tx)
         && xsk->outstanding_tx < AFXDP_RING_SIZE / 4 * 3) {
         return;
     }
 
-    COVERAGE_INC(afxdp_tx_kick);
-    if (sendto(xsk_socket__fd(xsk->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0
-        && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS
-        && errno != ENETDOWN && errno != EINTR) {
-        VLOG_WARN_RL(&rl, "%s: AF_XDP transmit kick failed on queue %d: %s",
-                     netdev_get_name(xsk->netdev), xsk->qid,
-                     ovs_strerror(errno));
+    int fd = xsk_socket__fd(xsk->xsk);
+
+    for (int i = 0; i < AFXDP_KICK_MAX; i++) {
+        uint32_t before = __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE);
+
+        COVERAGE_INC(afxdp_tx_kick);
+        afxdp_count(xsk, AFXDP_TX_KICKS, 1);
+        if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0
+            || xsk->umem->zero_copy) {
+            /* Copy mode: the kernel emptied the ring.  Zero-copy: the
+             * driver is awake and takes it from here. */
+            return;
+        }
+
+        int error = errno;
+
+        if (error == EBUSY) {
+            COVERAGE_INC(afxdp_tx_dev_drop);
+            afxdp_count(xsk, AFXDP_TX_DEV_DROP, 1);
+        } else if (error == EAGAIN) {
+            if (__atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE) == before
+                && !afxdp_complete_tx(xsk)) {
+                /* No progress, and no completion slot freed: the device's
+                 * queue is stopped, or packets are still in flight. */
+                break;
+            }
+        } else if (error != EINTR) {
+            afxdp_count(xsk, AFXDP_TX_KICK_ERRORS, 1);
+            if (error != ENOBUFS && error != ENETDOWN && error != ENXIO) {
+                VLOG_WARN_RL(&rl, "%s: AF_XDP transmit kick failed on queue "
+                             "%d: %s", netdev_get_name(xsk->netdev),
+                             xsk->qid, ovs_strerror(error));
+            }
+            return;
+        }
+        if (!afxdp_tx_ring_pending(xsk)) {
+            return;
+        }
+    }
+    COVERAGE_INC(afxdp_tx_kick_again);
+    afxdp_count(xsk, AFXDP_TX_KICK_AGAIN, 1);
+}
+
+/* Called at each poll of an RX queue by the thread polling it, to keep the
+ * TX queue of the same number moving when the send path has gone quiet.
+ *
+ * The send path kicks the kernel and reaps completions only when it has
+ * packets to send.  Without this, what a kick left in the TX ring (see
+ * afxdp_kick_tx()) would wait for the next packet to that port: a TCP
+ * sender whose last segments sit there sends nothing new until its
+ * retransmission timer fires, which under CPU contention ended bulk
+ * transfers.  Frames would also stay in the completion ring, which with a
+ * shared UMEM holds the frames another port receives into.
+ *
+ * 'tx_seq' tells whether the send path ran since the previous poll; while
+ * it runs it does this work itself, and nothing is done here.  When it did
+ * not, and the rings hold work, this takes the TX lock if it is free: the
+ * send path always takes it, so that this thread may stand in for it. */
+static void
+afxdp_tx_poll(struct netdev_linux *dev, struct xsk_socket_info *xsk)
+{
+    unsigned int seq;
+
+    atomic_read_relaxed(&xsk->tx_seq, &seq);
+    if (seq != xsk->tx_seq_seen) {
+        xsk->tx_seq_seen = seq;
+    } else if (OVS_UNLIKELY(afxdp_tx_ring_pending(xsk)
+                            || afxdp_comp_ring_pending(xsk))
+               && dev->tx_locks
+               && !ovs_spin_trylock(&dev->tx_locks[xsk->qid].lock)) {
+        if (afxdp_complete_tx(xsk)) {
+            afxdp_count(xsk, AFXDP_TX_POLL_REAPS, 1);
+        }
+        if (afxdp_tx_ring_pending(xsk)) {
+            afxdp_count(xsk, AFXDP_TX_POLL_KICKS, 1);
+            afxdp_kick_tx(xsk, !xsk->umem->zero_copy);
+        }
+        ovs_spin_unlock(&dev->tx_locks[xsk->qid].lock);
+    } else {
+        return;
+    }
+
+    /* A non-PMD port is polled by the main thread, which sleeps until its
+     * socket has something to receive: have it come back soon while work
+     * is left. */
+    if (!netdev_is_pmd(&dev->up)
+        && (afxdp_tx_ring_pending(xsk) || afxdp_comp_ring_pending(xsk))) {
+        poll_timer_wait(1);
     }
 }
 
-/* Places 'pkt' in the TX ring.  Returns the number of descriptors used, 0
- * if the packet was dropped. */
+/* Places 'pkt' in the TX ring.  Returns the number of descriptors used, or
+ * 0 if the packet could not be placed, with the counter of the reason in
+ * '*why'. */
 static uint32_t
-afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
+afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
+             enum afxdp_queue_counter *why)
 {
     struct afxdp_umem *umem = xsk->umem;
     uint32_t size = dp_packet_size(pkt);
@@ -1837,6 +2047,7 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
         if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
             /* Same UMEM: post the frame itself. */
             if (!xsk_ring_prod__reserve(&xsk->tx, 1, &idx)) {
+                *why = AFXDP_TX_RING_FULL;
                 return 0;
             }
             struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx);
@@ -1856,15 +2067,18 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
     if (OVS_UNLIKELY(n_frames > 1)) {
         if (!xsk->multi_buffer || n_frames > AFXDP_MAX_FRAGS) {
             COVERAGE_INC(afxdp_tx_too_big);
+            *why = AFXDP_TX_BAD_SIZE;
             return 0;
         }
     } else if (!n_frames) {
+        *why = AFXDP_TX_BAD_SIZE;
         return 0;
     }
 
     /* The TX pool only refills from the completion ring, which the caller
      * drains. */
     if (umem_pool_count(&xsk->tx_pool) < n_frames) {
+        *why = AFXDP_TX_NO_FRAME;
         return 0;
     }
     umem_pool_pop_n(&xsk->tx_pool, frames, n_frames);
@@ -1872,6 +2086,7 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc)
         for (uint32_t i = 0; i < n_frames; i++) {
             umem_pool_push(&xsk->tx_pool, frames[i]);
         }
+        *why = AFXDP_TX_RING_FULL;
         return 0;
     }
 
@@ -1955,12 +2170,13 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
 
 int
 netdev_afxdp_batch_send(struct netdev *netdev, int qid,
-                        struct dp_packet_batch *batch, bool concurrent_txq)
+                        struct dp_packet_batch *batch,
+                        bool concurrent_txq OVS_UNUSED)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     int n_txq = netdev_n_txq(netdev);
     struct xsk_socket_info *xsk;
-    uint64_t n_zc = 0, n_copies = 0, n_dropped = 0;
+    uint64_t n_zc = 0, n_copies = 0;
     struct dp_packet *pkt;
 
     if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
@@ -1969,10 +2185,17 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     }
 
     qid %= n_txq;
-    if (concurrent_txq) {
-        ovs_spin_lock(&dev->tx_locks[qid].lock);
-    }
+    /* Taken even when dpif-netdev does not share the queue between threads
+     * ('concurrent_txq' false): the thread that polls the RX queue of the
+     * same number may stand in for us when we go quiet (afxdp_tx_poll()).
+     * Uncontended, it costs an atomic operation per batch. */
+    ovs_spin_lock(&dev->tx_locks[qid].lock);
     xsk = dev->xsks[qid];
+
+    unsigned int seq;
+
+    atomic_read_relaxed(&xsk->tx_seq, &seq);
+    atomic_store_relaxed(&xsk->tx_seq, seq + 1);
 
     /* Reap what the kernel sent since last time, so that the TX frames are
      * there for this batch. */
@@ -1990,17 +2213,19 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
         /* The burst stopped at a packet that needs several frames, or for
          * want of a ring slot or a TX frame: that packet goes alone, after
          * a kick and a reap if it has to. */
+        enum afxdp_queue_counter why;
         bool zc = false;
 
         pkt = batch->packets[i++];
-        uint32_t n = afxdp_tx_one(xsk, pkt, &zc);
-        if (OVS_UNLIKELY(!n)) {
-            afxdp_kick_tx(xsk);
+        uint32_t n = afxdp_tx_one(xsk, pkt, &zc, &why);
+        if (OVS_UNLIKELY(!n) && why != AFXDP_TX_BAD_SIZE) {
+            afxdp_kick_tx(xsk, false);
             afxdp_complete_tx(xsk);
-            n = afxdp_tx_one(xsk, pkt, &zc);
+            n = afxdp_tx_one(xsk, pkt, &zc, &why);
         }
         if (OVS_UNLIKELY(!n)) {
-            n_dropped++;
+            COVERAGE_INC(afxdp_tx_drop);
+            afxdp_count(xsk, why, 1);
             continue;
         }
         xsk_ring_prod__submit(&xsk->tx, n);
@@ -2011,24 +2236,18 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
             n_copies++;
         }
     }
-    afxdp_kick_tx(xsk);
+    afxdp_kick_tx(xsk, false);
 
     if (n_zc) {
         COVERAGE_ADD(afxdp_tx_zero_copy, n_zc);
-        atomic_add_relaxed(&xsk->tx_zero_copy, n_zc, &n_zc);
+        afxdp_count(xsk, AFXDP_TX_ZC, n_zc);
     }
     if (n_copies) {
         COVERAGE_ADD(afxdp_tx_copy, n_copies);
-        atomic_add_relaxed(&xsk->tx_copies, n_copies, &n_copies);
-    }
-    if (OVS_UNLIKELY(n_dropped)) {
-        COVERAGE_ADD(afxdp_tx_drop, n_dropped);
-        atomic_add_relaxed(&xsk->tx_dropped, n_dropped, &n_dropped);
+        afxdp_count(xsk, AFXDP_TX_COPY, n_copies);
     }
 
-    if (concurrent_txq) {
-        ovs_spin_unlock(&dev->tx_locks[qid].lock);
-    }
+    ovs_spin_unlock(&dev->tx_locks[qid].lock);
 
     afxdp_delete_batch(batch);
     return 0;
@@ -2066,7 +2285,11 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
             struct xdp_statistics xs;
             socklen_t len = sizeof xs;
 
-            stats->tx_dropped += afxdp_read_counter(&xsk->tx_dropped);
+            stats->tx_dropped
+                += (afxdp_read_counter(&xsk->counters[AFXDP_TX_RING_FULL])
+                    + afxdp_read_counter(&xsk->counters[AFXDP_TX_NO_FRAME])
+                    + afxdp_read_counter(&xsk->counters[AFXDP_TX_BAD_SIZE])
+                    + afxdp_read_counter(&xsk->counters[AFXDP_TX_DEV_DROP]));
             if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP,
                             XDP_STATISTICS, &xs, &len)) {
                 stats->rx_dropped += xs.rx_dropped;
@@ -2079,39 +2302,6 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     return error;
 }
 
-/* Per-queue counters: the kernel's (XDP_STATISTICS) and ours.  Each says
- * whether it counts packets or frames lost, so that netdev-afxdp/show can
- * list every way one can be lost. */
-#define AFXDP_QUEUE_COUNTERS(C)                                             \
-    /*  ENUM             custom stats name            lost? */              \
-    C(XS_RX_DROPPED,     "rx_dropped",                true)                 \
-    C(XS_RX_INVALID,     "rx_invalid_descs",          true)                 \
-    C(XS_TX_INVALID,     "tx_invalid_descs",          true)                 \
-    C(XS_RX_RING_FULL,   "rx_ring_full",              true)                 \
-    C(XS_FILL_EMPTY,     "rx_fill_ring_empty_descs",  false)                \
-    C(XS_TX_RING_EMPTY,  "tx_ring_empty_descs",       false)                \
-    C(OVS_RX_MULTIBUF,   "rx_multi_buffer_packets",   false)                \
-    C(OVS_RX_BAD,        "rx_bad_descs",              true)                 \
-    C(OVS_TX_ZC,         "tx_zero_copy_forwards",     false)                \
-    C(OVS_TX_COPY,       "tx_copies",                 false)                \
-    C(OVS_TX_DROP,       "tx_dropped",                true)
-
-enum afxdp_queue_counter {
-#define AFXDP_COUNTER_ENUM(ENUM, NAME, LOST) AFXDP_##ENUM,
-    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_ENUM)
-#undef AFXDP_COUNTER_ENUM
-    AFXDP_N_COUNTERS
-};
-
-static const struct {
-    const char *name;
-    bool lost;
-} afxdp_counters[AFXDP_N_COUNTERS] = {
-#define AFXDP_COUNTER_INFO(ENUM, NAME, LOST) { NAME, LOST },
-    AFXDP_QUEUE_COUNTERS(AFXDP_COUNTER_INFO)
-#undef AFXDP_COUNTER_INFO
-};
-
 /* Reads the counters of 'xsk' into 'values'. */
 static void
 afxdp_read_counters(struct xsk_socket_info *xsk,
@@ -2120,7 +2310,9 @@ afxdp_read_counters(struct xsk_socket_info *xsk,
     struct xdp_statistics xs;
     socklen_t len = sizeof xs;
 
-    memset(values, 0, AFXDP_N_COUNTERS * sizeof *values);
+    for (int c = 0; c < AFXDP_N_COUNTERS; c++) {
+        values[c] = afxdp_read_counter(&xsk->counters[c]);
+    }
     if (!getsockopt(xsk_socket__fd(xsk->xsk), SOL_XDP, XDP_STATISTICS,
                     &xs, &len)) {
         values[AFXDP_XS_RX_DROPPED] = xs.rx_dropped;
@@ -2133,11 +2325,6 @@ afxdp_read_counters(struct xsk_socket_info *xsk,
             values[AFXDP_XS_TX_RING_EMPTY] = xs.tx_ring_empty_descs;
         }
     }
-    values[AFXDP_OVS_RX_MULTIBUF] = afxdp_read_counter(&xsk->rx_multibuf);
-    values[AFXDP_OVS_RX_BAD] = afxdp_read_counter(&xsk->rx_bad_desc);
-    values[AFXDP_OVS_TX_ZC] = afxdp_read_counter(&xsk->tx_zero_copy);
-    values[AFXDP_OVS_TX_COPY] = afxdp_read_counter(&xsk->tx_copies);
-    values[AFXDP_OVS_TX_DROP] = afxdp_read_counter(&xsk->tx_dropped);
 }
 
 int
