@@ -22,6 +22,7 @@
  * of the table. */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "dpif-bpf-private.h"
 
@@ -37,6 +38,8 @@ struct dpif_flow_stats;
 
 /* Operations of the dpif class. */
 int dp_bpf_flow_put(struct dpif *, struct dpif_flow_put *);
+void dp_bpf_flow_put_batch(struct dpif *, struct dpif_flow_put **puts,
+                           int *errors, size_t n);
 int dp_bpf_flow_del(struct dpif *, struct dpif_flow_del *);
 int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
 int dpif_bpf_flow_flush(struct dpif *);
