@@ -917,9 +917,11 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
 /* Carries out 'ops' in order, except that the flow puts of a run of puts
  * and executes go first, in one batch (dp_bpf_flow_put_batch()), and the
  * executes after them: ofproto-dpif-upcall hands each upcall's put and
- * execute together, and the BPF programs may see a downcall's packet after
- * the puts that follow it anyway, as its processing is asynchronous.  A
- * flow delete or get ends a run, as it reads the flow table. */
+ * execute together.  An executed packet that meets the flow table (after a
+ * recirc()) may then find a flow that a later put of its run installed,
+ * as it would have, sent a moment later.  A flow delete or get ends a run,
+ * as it reads the flow table.  The executes stay one downcall each (see
+ * "Downcalls" in Documentation/topics/dpif-bpf.rst). */
 static void
 dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
                  enum dpif_offload_type offload_type OVS_UNUSED)
