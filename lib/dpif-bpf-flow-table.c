@@ -379,22 +379,18 @@ dp_bpf_flow_credit(struct dp_bpf *dp OVS_UNUSED, struct dp_bpf_flow *f,
 static void dp_bpf_flow_free(struct dp_bpf *, struct dp_bpf_flow *)
     OVS_REQUIRES(dp->mutex);
 
-/* Saves the ufid, key, mask and actions of 'flow' for the next ovs-vswitchd
- * (see dp_bpf_flows_adopt()).  A flow whose attributes do not fit is not
- * saved: the next ovs-vswitchd deletes it from BPF. */
-static void
-dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
-    OVS_REQUIRES(dp->mutex)
+/* Fills 'sf' with the key, mask and actions of 'flow', to be saved under
+ * its ufid for the next ovs-vswitchd (see dp_bpf_flows_adopt()).  Returns
+ * false if they do not fit. */
+static bool
+saved_flow_fill(const struct dp_bpf_flow *flow,
+                struct dpif_bpf_saved_flow *sf)
 {
-    size_t len = flow->key_len + flow->mask_len + flow->actions_len;
-    struct dpif_bpf_saved_flow *sf;
-
-    if (len > DPIF_BPF_SAVED_FLOW_DATA) {
-        COVERAGE_INC(dpif_bpf_flow_unsaved);
-        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
-        return;
+    if (flow->key_len + flow->mask_len + flow->actions_len
+        > DPIF_BPF_SAVED_FLOW_DATA) {
+        return false;
     }
-    sf = xzalloc(sizeof *sf);
+    memset(sf, 0, sizeof *sf);
     sf->key_len = flow->key_len;
     sf->mask_len = flow->mask_len;
     sf->actions_len = flow->actions_len;
@@ -402,8 +398,23 @@ dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
     memcpy(sf->data + flow->key_len, flow->mask, flow->mask_len);
     memcpy(sf->data + flow->key_len + flow->mask_len, flow->actions,
            flow->actions_len);
-    if (bpf_map_update_elem(dp->obj->saved_flows_fd, &flow->ufid, sf,
-                            BPF_ANY)) {
+    return true;
+}
+
+/* Saves the ufid, key, mask and actions of 'flow' for the next ovs-vswitchd
+ * (see dp_bpf_flows_adopt()).  A flow whose attributes do not fit is not
+ * saved: the next ovs-vswitchd deletes it from BPF. */
+static void
+dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+
+    if (!saved_flow_fill(flow, sf)) {
+        COVERAGE_INC(dpif_bpf_flow_unsaved);
+        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
+    } else if (bpf_map_update_elem(dp->obj->saved_flows_fd, &flow->ufid, sf,
+                                   BPF_ANY)) {
         COVERAGE_INC(dpif_bpf_flow_unsaved);
     }
     free(sf);
@@ -569,28 +580,20 @@ put_batch_save(struct dp_bpf *dp, struct dp_bpf_pending_put *pending,
                size_t n)
     OVS_REQUIRES(dp->mutex)
 {
-    struct dpif_bpf_saved_flow *sfs = xzalloc(n * sizeof *sfs);
+    struct dpif_bpf_saved_flow *sfs = xmalloc(n * sizeof *sfs);
     ovs_u128 *ufids = xmalloc(n * sizeof *ufids);
     int *errors = xmalloc(n * sizeof *errors);
     size_t n_sfs = 0;
 
     for (size_t i = 0; i < n; i++) {
         const struct dp_bpf_flow *flow = pending[i].flow;
-        struct dpif_bpf_saved_flow *sf = &sfs[n_sfs];
 
-        if (flow->key_len + flow->mask_len + flow->actions_len
-            > DPIF_BPF_SAVED_FLOW_DATA) {
+        if (saved_flow_fill(flow, &sfs[n_sfs])) {
+            ufids[n_sfs++] = flow->ufid;
+        } else {
+            /* Not saved, and any earlier copy deleted. */
             dp_bpf_flow_save(dp, flow);
-            continue;
         }
-        sf->key_len = flow->key_len;
-        sf->mask_len = flow->mask_len;
-        sf->actions_len = flow->actions_len;
-        memcpy(sf->data, flow->key, flow->key_len);
-        memcpy(sf->data + flow->key_len, flow->mask, flow->mask_len);
-        memcpy(sf->data + flow->key_len + flow->mask_len, flow->actions,
-               flow->actions_len);
-        ufids[n_sfs++] = flow->ufid;
     }
     map_update_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, sfs,
                      sizeof *sfs, n_sfs, BPF_ANY, errors);
