@@ -11,6 +11,7 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.h \
 	lib/dpif-bpf-ct.c \
 	lib/dpif-bpf-ct.h \
+	lib/dpif-bpf-flow-dump.c \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
 	lib/dpif-bpf-linux.c \

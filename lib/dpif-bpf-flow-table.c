@@ -42,6 +42,7 @@
 #include "openvswitch/hmap.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
+#include "ovs-atomic.h"
 #include "ovs-thread.h"
 #include "timeval.h"
 #include "util.h"
@@ -52,9 +53,18 @@ COVERAGE_DEFINE(dpif_bpf_flow_table_full);
 COVERAGE_DEFINE(dpif_bpf_flow_userspace);
 COVERAGE_DEFINE(dpif_bpf_masks_full);
 COVERAGE_DEFINE(dpif_bpf_flow_unsaved);
+COVERAGE_DEFINE(dpif_bpf_map_update_batch);
 
-/* Flows returned per flow_dump_next() call, at most. */
-#define DP_BPF_DUMP_BATCH 50
+/* Flow puts installed together, at most: the puts that a handler thread
+ * hands over for one batch of upcalls (ofproto-dpif-upcall.c's
+ * UPCALL_MAX_BATCH) fit. */
+#define DP_BPF_PUT_BATCH 64
+
+/* The kernel's "operation not supported" (524), which it returns for a
+ * batch operation that a map type lacks; not in the C library's errno. */
+#ifndef ENOTSUPP
+#define ENOTSUPP 524
+#endif
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
@@ -365,22 +375,18 @@ dp_bpf_flow_credit(struct dp_bpf *dp OVS_UNUSED, struct dp_bpf_flow *f,
 static void dp_bpf_flow_free(struct dp_bpf *, struct dp_bpf_flow *)
     OVS_REQUIRES(dp->mutex);
 
-/* Saves the ufid, key, mask and actions of 'flow' for the next ovs-vswitchd
- * (see dp_bpf_flows_adopt()).  A flow whose attributes do not fit is not
- * saved: the next ovs-vswitchd deletes it from BPF. */
-static void
-dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
-    OVS_REQUIRES(dp->mutex)
+/* Fills 'sf' with the key, mask and actions of 'flow', to be saved under
+ * its ufid for the next ovs-vswitchd (see dp_bpf_flows_adopt()).  Returns
+ * false if they do not fit. */
+static bool
+saved_flow_fill(const struct dp_bpf_flow *flow,
+                struct dpif_bpf_saved_flow *sf)
 {
-    size_t len = flow->key_len + flow->mask_len + flow->actions_len;
-    struct dpif_bpf_saved_flow *sf;
-
-    if (len > DPIF_BPF_SAVED_FLOW_DATA) {
-        COVERAGE_INC(dpif_bpf_flow_unsaved);
-        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
-        return;
+    if (flow->key_len + flow->mask_len + flow->actions_len
+        > DPIF_BPF_SAVED_FLOW_DATA) {
+        return false;
     }
-    sf = xzalloc(sizeof *sf);
+    memset(sf, 0, sizeof *sf);
     sf->key_len = flow->key_len;
     sf->mask_len = flow->mask_len;
     sf->actions_len = flow->actions_len;
@@ -388,8 +394,23 @@ dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
     memcpy(sf->data + flow->key_len, flow->mask, flow->mask_len);
     memcpy(sf->data + flow->key_len + flow->mask_len, flow->actions,
            flow->actions_len);
-    if (bpf_map_update_elem(dp->obj->saved_flows_fd, &flow->ufid, sf,
-                            BPF_ANY)) {
+    return true;
+}
+
+/* Saves the ufid, key, mask and actions of 'flow' for the next ovs-vswitchd
+ * (see dp_bpf_flows_adopt()).  A flow whose attributes do not fit is not
+ * saved: the next ovs-vswitchd deletes it from BPF. */
+static void
+dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+
+    if (!saved_flow_fill(flow, sf)) {
+        COVERAGE_INC(dpif_bpf_flow_unsaved);
+        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
+    } else if (bpf_map_update_elem(dp->obj->saved_flows_fd, &flow->ufid, sf,
+                                   BPF_ANY)) {
         COVERAGE_INC(dpif_bpf_flow_unsaved);
     }
     free(sf);
@@ -461,78 +482,295 @@ flow_put_errno(int error)
     return error;
 }
 
-static int dp_bpf_flow_put__(struct dp_bpf *, struct dpif_flow_put *);
-
-int
-dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
+/* Writes the 'n' entries of the BPF map 'fd' whose keys ('key_size' bytes
+ * each) and values ('value_size' bytes each) lie back to back in 'keys' and
+ * 'values', with the update flags 'flags', in as few BPF_MAP_UPDATE_BATCH
+ * calls as the kernel allows.  Stores in 'errors[i]' 0 or the errno value
+ * of entry 'i'.
+ *
+ * The kernel writes the entries of a batch in order and stops at the first
+ * one it refuses, saying how many it wrote: the refused entry is written
+ * again alone, which gives its own error (a batch error may also be about
+ * the batch as a whole), and the batch goes on after it.  A kernel or map
+ * without batch updates makes every entry go alone from then on. */
+static void
+map_update_batch(int fd, const void *keys_, size_t key_size,
+                 const void *values_, size_t value_size, size_t n,
+                 uint64_t flags, int *errors)
 {
-    return dp_bpf_flow_put__(get_dp_bpf(dpif), put);
+    static atomic_bool batch_unsupported = false;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = flags);
+    const uint8_t *values = values_;
+    const uint8_t *keys = keys_;
+    size_t i = 0;
+
+    while (i < n) {
+        uint32_t count = 0;
+        int batch_error = 0;
+        bool unsupported;
+
+        atomic_read_relaxed(&batch_unsupported, &unsupported);
+        if (n - i > 1 && !unsupported) {
+            count = n - i;
+            COVERAGE_INC(dpif_bpf_map_update_batch);
+            if (!bpf_map_update_batch(fd, keys + i * key_size,
+                                      values + i * value_size, &count,
+                                      &opts)) {
+                memset(&errors[i], 0, (n - i) * sizeof *errors);
+                return;
+            }
+            batch_error = errno;
+            if (count >= n - i) {
+                /* Refused before the first entry. */
+                count = 0;
+            }
+        }
+        memset(&errors[i], 0, count * sizeof *errors);
+        i += count;
+
+        errors[i] = (bpf_map_update_elem(fd, keys + i * key_size,
+                                         values + i * value_size, flags)
+                     ? errno : 0);
+        if (!errors[i] && (batch_error == EINVAL
+                           || batch_error == EOPNOTSUPP
+                           || batch_error == ENOTSUPP)) {
+            /* The entry alone was fine: the kernel cannot update this map
+             * in batches. */
+            VLOG_INFO_ONCE("BPF map batch updates fail (%s): flows are "
+                           "installed one system call each",
+                           ovs_strerror(batch_error));
+            atomic_store_relaxed(&batch_unsupported, true);
+        }
+        i++;
+    }
 }
 
-static int
-dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
+/* The new flows of a batch of puts (see dp_bpf_flow_put_batch()), in the
+ * flow table of 'dp' already, whose BPF entries are not written yet. */
+struct dp_bpf_put_batch {
+    size_t n;
+    struct dp_bpf_pending_put {
+        struct dp_bpf_flow *flow;
+        const struct dpif_flow_put *put;
+        const struct ovs_bpf_flow *value;
+        int *error;
+    } *pending;
+};
+
+static bool
+put_batch_contains(const struct dp_bpf_put_batch *b,
+                   const struct dp_bpf_flow *flow)
 {
-    struct ovs_bpf_flow_table_key tkey;
-    struct ovs_bpf_flow_key bkey, bmask;
-    struct dp_bpf_flow *flow;
-    struct ovs_bpf_flow *value;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->pending[i].flow == flow) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Saves the 'n' flows of 'pending' for the next ovs-vswitchd, as
+ * dp_bpf_flow_save() does, in batches. */
+static void
+put_batch_save(struct dp_bpf *dp, struct dp_bpf_pending_put *pending,
+               size_t n)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dpif_bpf_saved_flow *sfs = xmalloc(n * sizeof *sfs);
+    ovs_u128 *ufids = xmalloc(n * sizeof *ufids);
+    int *errors = xmalloc(n * sizeof *errors);
+    size_t n_sfs = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct dp_bpf_flow *flow = pending[i].flow;
+
+        if (saved_flow_fill(flow, &sfs[n_sfs])) {
+            ufids[n_sfs++] = flow->ufid;
+        } else {
+            /* Not saved, and any earlier copy deleted. */
+            dp_bpf_flow_save(dp, flow);
+        }
+    }
+    map_update_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, sfs,
+                     sizeof *sfs, n_sfs, BPF_ANY, errors);
+    for (size_t i = 0; i < n_sfs; i++) {
+        if (errors[i]) {
+            COVERAGE_INC(dpif_bpf_flow_unsaved);
+        }
+    }
+    free(errors);
+    free(ufids);
+    free(sfs);
+}
+
+/* Writes the BPF entries of the new flows of 'b', one batch per BPF flow
+ * table, then saves them.  A flow whose entry the kernel refuses leaves the
+ * flow table again, with the error in its put. */
+static void
+put_batch_flush(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_pending_put *done;
+    struct ovs_bpf_flow *values;
+    size_t n_done = 0;
+    uint8_t *keys;
+    int *errors;
+
+    if (!b->n) {
+        return;
+    }
+    done = xmalloc(b->n * sizeof *done);
+    values = xmalloc(b->n * sizeof *values);
+    keys = xmalloc(b->n * sizeof(struct ovs_bpf_flow_table_key));
+    errors = xmalloc(b->n * sizeof *errors);
+    for (unsigned int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        /* A table's key is the first words of struct
+         * ovs_bpf_flow_table_key. */
+        size_t key_size = (offsetof(struct ovs_bpf_flow_table_key, words)
+                           + dpif_bpf_flow_table_words(t) * sizeof(uint64_t));
+        struct dp_bpf_pending_put *in_t[DP_BPF_PUT_BATCH];
+        size_t n = 0;
+
+        for (size_t i = 0; i < b->n; i++) {
+            struct dp_bpf_pending_put *p = &b->pending[i];
+            const struct dp_bpf_flow *flow = p->flow;
+
+            if (dp->masks[flow->tkey.mask_id].entry.table != t) {
+                continue;
+            }
+            memcpy(keys + n * key_size, &flow->tkey, key_size);
+            memcpy(&values[n], p->value, sizeof *values);
+            in_t[n++] = p;
+        }
+        if (!n) {
+            continue;
+        }
+        /* BPF_ANY, as the kernel refuses any other flag in a batch update:
+         * the flow table said that no flow has the key, and an entry with
+         * it that none accounts for (a foreign write) is best replaced by
+         * the flow that ovs-vswitchd knows. */
+        map_update_batch(dp->obj->flow_table_fds[t], keys, key_size, values,
+                         sizeof *values, n, BPF_ANY, errors);
+        for (size_t i = 0; i < n; i++) {
+            struct dp_bpf_pending_put *p = in_t[i];
+
+            if (errors[i]) {
+                int error = flow_put_errno(errors[i]);
+
+                if (!(p->put->flags & DPIF_FP_PROBE)) {
+                    VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF "
+                                 "flow table (%s)", dp->name,
+                                 ovs_strerror(error));
+                }
+                dp_bpf_mask_unref(dp, p->flow->tkey.mask_id);
+                dp_bpf_flow_free(dp, p->flow);
+                *p->error = error;
+            } else {
+                *p->error = 0;
+                done[n_done++] = *p;
+            }
+        }
+    }
+    put_batch_save(dp, done, n_done);
+    b->n = 0;
+
+    free(errors);
+    free(keys);
+    free(values);
+    free(done);
+}
+
+/* A flow put translated, before it meets the flow table. */
+struct dp_bpf_put_prep {
     ovs_u128 ufid;
+    struct ovs_bpf_flow_key bkey, bmask;
+    struct ovs_bpf_flow value;
+};
+
+static int
+dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
+                        struct dp_bpf_put_prep *prep)
+{
     int error;
 
     if (put->stats) {
         memset(put->stats, 0, sizeof *put->stats);
     }
-
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
-                                put->mask_len, &bkey, &bmask);
-    if (error) {
-        return error;
+                                put->mask_len, &prep->bkey, &prep->bmask);
+    if (!error) {
+        error = build_flow_value(put->actions, put->actions_len, NULL,
+                                 &prep->value);
     }
-    value = xmalloc(sizeof *value);
-    error = build_flow_value(put->actions, put->actions_len, NULL, value);
-    if (error) {
-        goto out;
+    if (!error) {
+        get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
     }
-    get_ufid(put->ufid, put->key, put->key_len, &ufid);
+    return error;
+}
 
-    ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow(dp, &ufid);
+/* Modifies 'flow' as 'put' says, writing its BPF entry now. */
+static int
+dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
+                   struct dpif_flow_put *put, struct ovs_bpf_flow *value)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_flow old;
+
+    if (!(put->flags & DPIF_FP_MODIFY)) {
+        return EEXIST;
+    }
+    /* Modifying a flow changes its actions, never its match. */
+    dp_bpf_flow_read(dp, flow, &old);
+    if (put->stats) {
+        stats_from_bpf(&old.stats, put->stats);
+        stats_add(put->stats, &flow->up_stats);
+    }
+    if (!(put->flags & DPIF_FP_ZERO_STATS)) {
+        value->stats = old.stats;
+    } else {
+        memset(&flow->up_stats, 0, sizeof flow->up_stats);
+    }
+    if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                            &flow->tkey, value, BPF_EXIST)) {
+        return flow_put_errno(errno);
+    }
+    flow->flags = value->flags;
+    free(flow->actions);
+    flow->actions = xmemdup(put->actions, put->actions_len);
+    flow->actions_len = put->actions_len;
+    dp_bpf_flow_save(dp, flow);
+    return 0;
+}
+
+/* Carries out 'put', translated into 'prep', on the flow table of 'dp',
+ * storing its result in '*errorp'.  A new flow joins the flow table at
+ * once, for the puts after it, and 'b', whose flush writes its BPF entry
+ * and stores its result.  A put that meets a flow of 'b' flushes 'b' first,
+ * so that each put sees the flow table as if the ones before it were done
+ * one by one. */
+static void
+dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
+                    struct dp_bpf_put_prep *prep, struct dp_bpf_put_batch *b,
+                    int *errorp)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_flow_table_key tkey;
+    struct dp_bpf_flow *flow;
+    int mask_id;
+
+    flow = dp_bpf_find_flow(dp, &prep->ufid);
+    if (flow && put_batch_contains(b, flow)) {
+        put_batch_flush(dp, b);
+        flow = dp_bpf_find_flow(dp, &prep->ufid);
+    }
     if (flow) {
-        struct ovs_bpf_flow old;
-
-        if (!(put->flags & DPIF_FP_MODIFY)) {
-            error = EEXIST;
-            goto out_unlock;
-        }
-        /* Modifying a flow changes its actions, never its match. */
-        dp_bpf_flow_read(dp, flow, &old);
-        if (put->stats) {
-            stats_from_bpf(&old.stats, put->stats);
-        }
-        if (put->stats) {
-            stats_add(put->stats, &flow->up_stats);
-        }
-        if (!(put->flags & DPIF_FP_ZERO_STATS)) {
-            value->stats = old.stats;
-        } else {
-            memset(&flow->up_stats, 0, sizeof flow->up_stats);
-        }
-        if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                                &flow->tkey, value, BPF_EXIST)) {
-            error = flow_put_errno(errno);
-            goto out_unlock;
-        }
-        flow->flags = value->flags;
-        free(flow->actions);
-        flow->actions = xmemdup(put->actions, put->actions_len);
-        flow->actions_len = put->actions_len;
-        dp_bpf_flow_save(dp, flow);
-        goto out_unlock;
+        *errorp = dp_bpf_flow_modify(dp, flow, put, &prep->value);
+        return;
     }
 
     if (!(put->flags & DPIF_FP_CREATE)) {
-        error = ENOENT;
-        goto out_unlock;
+        *errorp = ENOENT;
+        return;
     }
     if (hmap_count(&dp->flows) >= dp->flow_limit) {
         if (!(put->flags & DPIF_FP_PROBE)) {
@@ -541,44 +779,39 @@ dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
                          "flows go through ovs-vswitchd", dp->name,
                          dp->flow_limit);
         }
-        error = flow_put_errno(ENOSPC);
-        goto out_unlock;
+        *errorp = flow_put_errno(ENOSPC);
+        return;
     }
 
-    error = dp_bpf_mask_ref(dp, &bmask);
-    if (error < 0) {
+    mask_id = dp_bpf_mask_ref(dp, &prep->bmask);
+    if (mask_id < 0) {
         COVERAGE_INC(dpif_bpf_masks_full);
         if (!(put->flags & DPIF_FP_PROBE)) {
             VLOG_INFO_RL(&rl, "%s: mask list full (%"PRIu32" masks)",
                          dp->name, dp->max_masks);
         }
-        error = flow_put_errno(ENOSPC);
-        goto out_unlock;
+        *errorp = flow_put_errno(ENOSPC);
+        return;
     }
-    dpif_bpf_table_key(error, &dp->masks[error].entry, &bkey, &tkey);
-    error = 0;
+    dpif_bpf_table_key(mask_id, &dp->masks[mask_id].entry, &prep->bkey,
+                       &tkey);
 
-    if (dp_bpf_find_flow_by_tkey(dp, &tkey)) {
-        /* The same megaflow under another ufid. */
-        dp_bpf_mask_unref(dp, tkey.mask_id);
-        error = EEXIST;
-        goto out_unlock;
+    flow = dp_bpf_find_flow_by_tkey(dp, &tkey);
+    if (flow && put_batch_contains(b, flow)) {
+        put_batch_flush(dp, b);
+        flow = dp_bpf_find_flow_by_tkey(dp, &tkey);
     }
-    if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, tkey.mask_id), &tkey,
-                            value, BPF_NOEXIST)) {
-        error = flow_put_errno(errno);
-        dp_bpf_mask_unref(dp, tkey.mask_id);
-        if (!(put->flags & DPIF_FP_PROBE)) {
-            VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF flow "
-                         "table (%s)", dp->name, ovs_strerror(error));
-        }
-        goto out_unlock;
+    if (flow) {
+        /* The same megaflow under another ufid. */
+        dp_bpf_mask_unref(dp, mask_id);
+        *errorp = EEXIST;
+        return;
     }
 
     flow = xzalloc(sizeof *flow);
-    flow->ufid = ufid;
+    flow->ufid = prep->ufid;
     flow->tkey = tkey;
-    flow->flags = value->flags;
+    flow->flags = prep->value.flags;
     flow->key = xmemdup(put->key, put->key_len);
     flow->key_len = put->key_len;
     if (put->mask_len) {
@@ -587,14 +820,79 @@ dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
     }
     flow->actions = xmemdup(put->actions, put->actions_len);
     flow->actions_len = put->actions_len;
-    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&ufid));
+    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&prep->ufid));
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
-    dp_bpf_flow_save(dp, flow);
 
-out_unlock:
+    b->pending[b->n++] = (struct dp_bpf_pending_put) {
+        .flow = flow,
+        .put = put,
+        .value = &prep->value,
+        .error = errorp,
+    };
+}
+
+/* Carries out the 'n' flow puts 'puts' on 'dp', in order, storing the
+ * result of 'puts[i]' in 'errors[i]', as if one by one: the BPF entries of
+ * the new flows go in BPF_MAP_UPDATE_BATCH calls, one per BPF flow table,
+ * and so do their saved copies.  A flow that the kernel refuses fails alone
+ * and the others are installed. */
+static void
+dp_bpf_flow_put_batch__(struct dp_bpf *dp, struct dpif_flow_put **puts,
+                        int *errors, size_t n)
+{
+    struct dp_bpf_put_prep *preps;
+    struct dp_bpf_put_batch b;
+
+    while (n > DP_BPF_PUT_BATCH) {
+        dp_bpf_flow_put_batch__(dp, puts, errors, DP_BPF_PUT_BATCH);
+        puts += DP_BPF_PUT_BATCH;
+        errors += DP_BPF_PUT_BATCH;
+        n -= DP_BPF_PUT_BATCH;
+    }
+
+    /* Translation needs no lock. */
+    preps = xmalloc(n * sizeof *preps);
+    for (size_t i = 0; i < n; i++) {
+        errors[i] = dp_bpf_flow_put_prepare(puts[i], &preps[i]);
+    }
+
+    b.n = 0;
+    b.pending = xmalloc(n * sizeof *b.pending);
+    ovs_mutex_lock(&dp->mutex);
+    for (size_t i = 0; i < n; i++) {
+        if (!errors[i]) {
+            dp_bpf_flow_put_one(dp, puts[i], &preps[i], &b, &errors[i]);
+        }
+    }
+    put_batch_flush(dp, &b);
     ovs_mutex_unlock(&dp->mutex);
-out:
-    free(value);
+
+    free(b.pending);
+    free(preps);
+}
+
+void
+dp_bpf_flow_put_batch(struct dpif *dpif, struct dpif_flow_put **puts,
+                      int *errors, size_t n)
+{
+    dp_bpf_flow_put_batch__(get_dp_bpf(dpif), puts, errors, n);
+}
+
+int
+dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
+{
+    int error;
+
+    dp_bpf_flow_put_batch(dpif, &put, &error, 1);
+    return error;
+}
+
+static int
+dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
+{
+    int error;
+
+    dp_bpf_flow_put_batch__(dp, &put, &error, 1);
     return error;
 }
 
@@ -618,13 +916,21 @@ dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
     return error;
 }
 
-/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
-static void
+void
 dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
-                         const struct dp_bpf_flow *flow, bool terse,
+                         const struct dp_bpf_flow *flow,
+                         const struct ovs_bpf_flow *value, bool terse,
                          struct ofpbuf *buf, struct dpif_flow *out)
     OVS_REQUIRES(dp->mutex)
 {
+    struct ovs_bpf_flow *read = NULL;
+
+    if (!value) {
+        read = xmalloc(sizeof *read);
+        dp_bpf_flow_read(dp, flow, read);
+        value = read;
+    }
+
     memset(out, 0, sizeof *out);
     if (!terse) {
         size_t key_ofs, mask_ofs, actions_ofs;
@@ -651,10 +957,12 @@ dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
     out->ufid = flow->ufid;
     out->ufid_present = true;
     out->pmd_id = PMD_ID_NULL;
-    dp_bpf_flow_get_stats(dp, flow, &out->stats);
+    stats_from_bpf(&value->stats, &out->stats);
+    stats_add(&out->stats, &flow->up_stats);
     out->attrs.offloaded = false;
     out->attrs.dp_layer = "bpf";
     out->attrs.dp_extra_info = NULL;
+    free(read);
 }
 
 int
@@ -669,7 +977,8 @@ dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
     ovs_mutex_lock(&dp->mutex);
     flow = dp_bpf_find_flow(dp, &ufid);
     if (flow) {
-        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
+        dp_bpf_flow_to_dpif_flow(dp, flow, NULL, false, get->buffer,
+                                 get->flow);
     } else {
         error = ENOENT;
     }
@@ -689,112 +998,6 @@ dpif_bpf_flow_flush(struct dpif *dpif)
     }
     ovs_mutex_unlock(&dp->mutex);
     return 0;
-}
-
-struct dpif_bpf_flow_dump {
-    struct dpif_flow_dump up;
-    struct ovs_mutex mutex;
-    struct hmap_position pos OVS_GUARDED;
-    bool done OVS_GUARDED;
-};
-
-struct dpif_bpf_flow_dump_thread {
-    struct dpif_flow_dump_thread up;
-    struct dpif_bpf_flow_dump *dump;
-    struct ofpbuf bufs[DP_BPF_DUMP_BATCH];
-};
-
-static struct dpif_bpf_flow_dump *
-dpif_bpf_flow_dump_cast(struct dpif_flow_dump *dump)
-{
-    return CONTAINER_OF(dump, struct dpif_bpf_flow_dump, up);
-}
-
-static struct dpif_bpf_flow_dump_thread *
-dpif_bpf_flow_dump_thread_cast(struct dpif_flow_dump_thread *thread)
-{
-    return CONTAINER_OF(thread, struct dpif_bpf_flow_dump_thread, up);
-}
-
-struct dpif_flow_dump *
-dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
-                          struct dpif_flow_dump_types *types OVS_UNUSED)
-{
-    struct dpif_bpf_flow_dump *dump = xzalloc(sizeof *dump);
-
-    dpif_flow_dump_init(&dump->up, dpif);
-    dump->up.terse = terse;
-    ovs_mutex_init(&dump->mutex);
-    return &dump->up;
-}
-
-int
-dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
-{
-    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
-
-    ovs_mutex_destroy(&dump->mutex);
-    free(dump);
-    return 0;
-}
-
-struct dpif_flow_dump_thread *
-dpif_bpf_flow_dump_thread_create(struct dpif_flow_dump *dump_)
-{
-    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
-    struct dpif_bpf_flow_dump_thread *thread = xzalloc(sizeof *thread);
-
-    dpif_flow_dump_thread_init(&thread->up, &dump->up);
-    thread->dump = dump;
-    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
-        ofpbuf_init(&thread->bufs[i], 0);
-    }
-    return &thread->up;
-}
-
-void
-dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *thread_)
-{
-    struct dpif_bpf_flow_dump_thread *thread
-        = dpif_bpf_flow_dump_thread_cast(thread_);
-
-    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
-        ofpbuf_uninit(&thread->bufs[i]);
-    }
-    free(thread);
-}
-
-int
-dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
-                        struct dpif_flow *flows, int max_flows)
-{
-    struct dpif_bpf_flow_dump_thread *thread
-        = dpif_bpf_flow_dump_thread_cast(thread_);
-    struct dpif_bpf_flow_dump *dump = thread->dump;
-    struct dp_bpf *dp = get_dp_bpf(dump->up.dpif);
-    int n = 0;
-
-    max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
-
-    ovs_mutex_lock(&dump->mutex);
-    ovs_mutex_lock(&dp->mutex);
-    while (!dump->done && n < max_flows) {
-        struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
-        struct dp_bpf_flow *flow;
-
-        if (!node) {
-            dump->done = true;
-            break;
-        }
-        flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
-        ofpbuf_clear(&thread->bufs[n]);
-        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
-                                 &flows[n]);
-        n++;
-    }
-    ovs_mutex_unlock(&dp->mutex);
-    ovs_mutex_unlock(&dump->mutex);
-    return n;
 }
 
 /* Forgets every flow of 'dp' and leaves them in BPF, as the close of a

@@ -914,28 +914,63 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
     return dp_bpf_downcall(dp, execute->packet, slots, n_slots);
 }
 
+/* Carries out 'ops' in order, except that the flow puts of a run of puts
+ * and executes go first, in one batch (dp_bpf_flow_put_batch()), and the
+ * executes after them: ofproto-dpif-upcall hands each upcall's put and
+ * execute together.  An executed packet that meets the flow table (after a
+ * recirc()) may then find a flow that a later put of its run installed,
+ * as it would have, sent a moment later.  A flow delete or get ends a run,
+ * as it reads the flow table.  The executes stay one downcall each (see
+ * "Downcalls" in Documentation/topics/dpif-bpf.rst). */
 static void
 dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
                  enum dpif_offload_type offload_type OVS_UNUSED)
 {
-    for (size_t i = 0; i < n_ops; i++) {
-        struct dpif_op *op = ops[i];
+    struct dpif_flow_put **puts = xmalloc(n_ops * sizeof *puts);
+    int *errors = xmalloc(n_ops * sizeof *errors);
+    struct dpif_op **put_ops = xmalloc(n_ops * sizeof *put_ops);
 
-        switch (op->type) {
-        case DPIF_OP_FLOW_PUT:
-            op->error = dp_bpf_flow_put(dpif, &op->flow_put);
-            break;
-        case DPIF_OP_FLOW_DEL:
-            op->error = dp_bpf_flow_del(dpif, &op->flow_del);
-            break;
-        case DPIF_OP_FLOW_GET:
-            op->error = dp_bpf_flow_get(dpif, &op->flow_get);
-            break;
-        case DPIF_OP_EXECUTE:
-            op->error = dp_bpf_execute(dpif, &op->execute);
-            break;
+    for (size_t i = 0; i < n_ops; ) {
+        size_t n_puts = 0;
+        size_t end;
+
+        for (end = i; end < n_ops; end++) {
+            struct dpif_op *op = ops[end];
+
+            if (op->type == DPIF_OP_FLOW_PUT) {
+                put_ops[n_puts] = op;
+                puts[n_puts++] = &op->flow_put;
+            } else if (op->type != DPIF_OP_EXECUTE) {
+                break;
+            }
         }
+        if (n_puts) {
+            dp_bpf_flow_put_batch(dpif, puts, errors, n_puts);
+            for (size_t j = 0; j < n_puts; j++) {
+                put_ops[j]->error = errors[j];
+            }
+        }
+        for (size_t j = i; j < end; j++) {
+            if (ops[j]->type == DPIF_OP_EXECUTE) {
+                ops[j]->error = dp_bpf_execute(dpif, &ops[j]->execute);
+            }
+        }
+        if (end < n_ops) {
+            struct dpif_op *op = ops[end++];
+
+            if (op->type == DPIF_OP_FLOW_DEL) {
+                op->error = dp_bpf_flow_del(dpif, &op->flow_del);
+            } else {
+                ovs_assert(op->type == DPIF_OP_FLOW_GET);
+                op->error = dp_bpf_flow_get(dpif, &op->flow_get);
+            }
+        }
+        i = end;
     }
+
+    free(put_ops);
+    free(errors);
+    free(puts);
 }
 
 /* ------------------------------------------------------------------ */

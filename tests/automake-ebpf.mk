@@ -21,11 +21,12 @@ $(EBPF_TESTSUITE): package.m4 $(EBPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
 	$(AM_V_at)mv $@.tmp $@
 
 if HAVE_BPF_DATAPATH
-# Unit tests of the BPF programs (BPF_PROG_TEST_RUN) and of the ODP <-> BPF
-# translation, as ovstest modules.
+# Unit tests of the BPF programs (BPF_PROG_TEST_RUN), of the ODP <-> BPF
+# translation and of the megaflow table, as ovstest modules.
 tests_ovstest_SOURCES += \
 	tests/test-bpf-datapath.c \
-	tests/test-dpif-bpf-odp.c
+	tests/test-dpif-bpf-odp.c \
+	tests/test-dpif-bpf-flow-table.c
 endif
 
 check-ebpf-unit: all tests/atlocal $(EBPF_TESTSUITE)
