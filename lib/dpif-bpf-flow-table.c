@@ -31,6 +31,7 @@
 
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
+#include "dpif-bpf-ipf.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-port.h"
@@ -492,6 +493,14 @@ dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
     error = build_flow_value(put->actions, put->actions_len, NULL, value);
     if (error) {
         goto out;
+    }
+    if (!(value->flags & OVS_BPF_FLOW_F_USERSPACE)
+        && dp_bpf_ipf_flow_is_userspace(&bkey, put->actions,
+                                        put->actions_len)) {
+        /* IP fragments to ct(): reassembled in ovs-vswitchd. */
+        memset(value->actions, 0, sizeof value->actions);
+        value->n_actions = 0;
+        value->flags = OVS_BPF_FLOW_F_USERSPACE;
     }
     get_ufid(put->ufid, put->key, put->key_len, &ufid);
 
