@@ -259,10 +259,8 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
               const struct nlattr *action)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
-    struct dp_packet *orig[NETDEV_MAX_BURST];
     struct ovs_bpf_act_ct act;
     struct dp_packet *packet;
-    size_t n_orig, i;
     uint32_t n_slots;
     ovs_be16 dl_type;
     long long now;
@@ -276,22 +274,18 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
     act = slots[0].u.ct;
     COVERAGE_ADD(dpif_bpf_ipf_frag, batch->count);
 
-    /* The packets of the batch are fragments; after the preprocessing, the
-     * ones that are not among them are reassembled packets. */
-    n_orig = batch->count;
-    memcpy(orig, batch->packets, n_orig * sizeof orig[0]);
-
     now = time_msec();
     ipf_preprocess_conntrack(dp->ipf, batch, now, dl_type, act.zone,
                              dp->ipf_hash_basis);
     DP_PACKET_BATCH_FOR_EACH (j, packet, batch) {
-        bool was_there = false;
+        ovs_be16 type;
 
-        for (i = 0; i < n_orig; i++) {
-            was_there = was_there || orig[i] == packet;
-        }
-        if (was_there) {
-            /* ipf did not take it. */
+        /* What ipf gives back in place of the fragments that it took is
+         * reassembled: no longer a fragment (ipf clears the offset and the
+         * MF flag, or the IPv6 fragment header's).  A packet there may
+         * have the address of a fragment that ipf freed. */
+        if (packet_is_frag(packet, &type)) {
+            /* A fragment that ipf did not take. */
             ct_md_invalid(packet, act.zone);
         } else {
             ct_reassembled(dp, packet, &act);
