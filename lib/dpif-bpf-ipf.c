@@ -51,6 +51,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/pkt_cls.h>
+#include <netinet/ip6.h>
 #include <string.h>
 
 #include "coverage.h"
@@ -73,6 +74,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_ipf);
 COVERAGE_DEFINE(dpif_bpf_ipf_frag);
 COVERAGE_DEFINE(dpif_bpf_ipf_reassembled);
 COVERAGE_DEFINE(dpif_bpf_ipf_ct_error);
+COVERAGE_DEFINE(dpif_bpf_ipf_oversize);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
@@ -170,6 +172,47 @@ dp_bpf_ipf_execute_wants(struct dp_packet *packet,
     return actions_have_ct(actions, len) && packet_is_frag(packet, &dl_type);
 }
 
+/* Returns true if the IP fragment 'packet' (with its header offsets set)
+ * ends past the largest datagram, 65,535 bytes (for IPv6, of payload after
+ * the fragment header), which no reassembly can make.  lib/ipf.c computes
+ * the end of a fragment in 16 bits, where such a fragment wraps around and
+ * is buffered; the kernel drops it (ip_frag_queue(), ip6_frag_queue()). */
+static bool
+frag_is_oversize(const struct dp_packet *packet, ovs_be16 dl_type)
+{
+    size_t l3_size = dp_packet_l3_size(packet);
+
+    if (dl_type == htons(ETH_TYPE_IP)) {
+        const struct ip_header *ip = dp_packet_l3(packet);
+
+        return (l3_size >= IP_HEADER_LEN
+                && ((ntohs(ip->ip_frag_off) & IP_FRAG_OFF_MASK) * 8
+                    + ntohs(ip->ip_tot_len)) > 65535);
+    } else {
+        const struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+        const struct ovs_16aligned_ip6_frag *frag_hdr = NULL;
+        const void *data = ip6 + 1;
+        size_t size, frag_ofs;
+        uint8_t nw_proto, nw_frag = 0;
+
+        if (l3_size < sizeof *ip6) {
+            return false;
+        }
+        size = l3_size - sizeof *ip6;
+        nw_proto = ip6->ip6_nxt;
+        if (!parse_ipv6_ext_hdrs(&data, &size, &nw_proto, &nw_frag,
+                                 &frag_hdr) || !frag_hdr) {
+            return false;
+        }
+        /* The fragmentable part: after the fragment header, up to the end
+         * of the payload. */
+        frag_ofs = ((const uint8_t *) (frag_hdr + 1)
+                    - (const uint8_t *) (ip6 + 1));
+        return (ntohs(frag_hdr->ip6f_offlg & IP6F_OFF_MASK)
+                + ntohs(ip6->ip6_plen) - frag_ofs) > 65535;
+    }
+}
+
 /* The conntrack metadata that conntrack gives a packet it cannot track:
  * +trk+inv in 'zone' (write_ct_md() of lib/conntrack.c). */
 static void
@@ -259,8 +302,10 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
               const struct nlattr *action)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct dp_packet_batch oversize;
     struct ovs_bpf_act_ct act;
     struct dp_packet *packet;
+    size_t n = batch->count, i;
     uint32_t n_slots;
     ovs_be16 dl_type;
     long long now;
@@ -273,6 +318,19 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
     }
     act = slots[0].u.ct;
     COVERAGE_ADD(dpif_bpf_ipf_frag, batch->count);
+
+    /* Fragments that no reassembly can complete are +trk+inv at once,
+     * never buffered. */
+    dp_packet_batch_init(&oversize);
+    DP_PACKET_BATCH_REFILL_FOR_EACH (i, n, packet, batch) {
+        if (frag_is_oversize(packet, dl_type)) {
+            COVERAGE_INC(dpif_bpf_ipf_oversize);
+            ct_md_invalid(packet, act.zone);
+            dp_packet_batch_add(&oversize, packet);
+        } else {
+            dp_packet_batch_refill(batch, packet, i);
+        }
+    }
 
     now = time_msec();
     ipf_preprocess_conntrack(dp->ipf, batch, now, dl_type, act.zone,
@@ -292,6 +350,14 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
         }
     }
     ipf_postprocess_conntrack(dp->ipf, batch, now, dl_type);
+
+    DP_PACKET_BATCH_FOR_EACH (j, packet, &oversize) {
+        if (dp_packet_batch_is_full(batch)) {
+            dp_packet_delete(packet);
+        } else {
+            dp_packet_batch_add(batch, packet);
+        }
+    }
     return true;
 }
 
