@@ -163,6 +163,35 @@ packet_is_frag(struct dp_packet *packet, ovs_be16 *dl_type)
     return is_ip_any(&flow) && flow.nw_frag & FLOW_NW_FRAG_ANY;
 }
 
+/* The header offsets of a packet.  Those of a reassembled packet are the
+ * ones ipf gave it, which flow_extract() must not change: ipf leaves the
+ * fragment header of an IPv6 packet in place (its offset zeroed) but points
+ * the IPv6 header's next header past it, so that parsing the packet again
+ * would take the fragment header for the L4 header, and
+ * ipf_postprocess_conntrack() copies the L4 header at the offset into the
+ * first fragment. */
+struct packet_ofs {
+    uint16_t l2_pad_size, l2_5_ofs, l3_ofs, l4_ofs;
+};
+
+static void
+packet_ofs_save(const struct dp_packet *p, struct packet_ofs *o)
+{
+    o->l2_pad_size = p->l2_pad_size;
+    o->l2_5_ofs = p->l2_5_ofs;
+    o->l3_ofs = p->l3_ofs;
+    o->l4_ofs = p->l4_ofs;
+}
+
+static void
+packet_ofs_restore(struct dp_packet *p, const struct packet_ofs *o)
+{
+    p->l2_pad_size = o->l2_pad_size;
+    p->l2_5_ofs = o->l2_5_ofs;
+    p->l3_ofs = o->l3_ofs;
+    p->l4_ofs = o->l4_ofs;
+}
+
 bool
 dp_bpf_ipf_execute_wants(struct dp_packet *packet,
                          const struct nlattr *actions, size_t len)
@@ -241,16 +270,39 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
     struct ovs_bpf_flow_key mask;
     struct ovs_bpf_ct_reass io;
     uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
+    struct packet_ofs ofs;
+    const uint8_t *l4;
     struct flow flow;
     uint32_t zero = 0;
     size_t hdr_len;
     int error;
 
     COVERAGE_INC(dpif_bpf_ipf_reassembled);
+    packet_ofs_save(packet, &ofs);
     flow_extract(packet, &flow);
+    packet_ofs_restore(packet, &ofs);
+    l4 = dp_packet_l4(packet);
+    if (!l4 || dp_packet_l4_size(packet) < 4) {
+        ct_md_invalid(packet, act->zone);
+        return;
+    }
+    /* The transport fields from the L4 header where ipf says it is (see
+     * struct packet_ofs), as the parser would take them. */
+    if (flow.nw_proto == IPPROTO_ICMP || flow.nw_proto == IPPROTO_ICMPV6) {
+        flow.tp_src = htons(l4[0]);
+        flow.tp_dst = htons(l4[1]);
+    } else {
+        memcpy(&flow.tp_src, l4, 2);
+        memcpy(&flow.tp_dst, l4 + 2, 2);
+    }
+    if (flow.nw_proto == IPPROTO_TCP && dp_packet_l4_size(packet) >= 14) {
+        ovs_be16 flags;
+
+        memcpy(&flags, l4 + 12, 2);
+        flow.tcp_flags = flags & htons(0x0fff);
+    }
     memset(&io, 0, sizeof io);
-    if (!packet->l4_ofs || packet->l4_ofs == UINT16_MAX
-        || dpif_bpf_flow_to_key(&flow, NULL, &io.key, &mask)) {
+    if (dpif_bpf_flow_to_key(&flow, NULL, &io.key, &mask)) {
         ct_md_invalid(packet, act->zone);
         return;
     }
@@ -336,13 +388,18 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
     ipf_preprocess_conntrack(dp->ipf, batch, now, dl_type, act.zone,
                              dp->ipf_hash_basis);
     DP_PACKET_BATCH_FOR_EACH (j, packet, batch) {
+        struct packet_ofs ofs;
         ovs_be16 type;
+        bool frag;
 
         /* What ipf gives back in place of the fragments that it took is
          * reassembled: no longer a fragment (ipf clears the offset and the
          * MF flag, or the IPv6 fragment header's).  A packet there may
          * have the address of a fragment that ipf freed. */
-        if (packet_is_frag(packet, &type)) {
+        packet_ofs_save(packet, &ofs);
+        frag = packet_is_frag(packet, &type);
+        packet_ofs_restore(packet, &ofs);
+        if (frag) {
             /* A fragment that ipf did not take. */
             ct_md_invalid(packet, act.zone);
         } else {
