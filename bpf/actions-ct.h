@@ -253,28 +253,26 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     return !nat_failed;
 }
 
-/* OVS_BPF_ACTION_CT. */
+/* Runs ct() 'actp' on the packet of 's', whose key holds its headers: sets
+ * the conntrack fields of the key, commits, NATs.  Returns 0, or
+ * TC_ACT_SHOT if the packet is to be dropped (counted).  The ct action
+ * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h). */
 static __always_inline int
-ovs_bpf_act_ct__(struct __sk_buff *skb)
+ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 const struct ovs_bpf_act_ct *actp)
 {
     struct bpf_ct_opts___ovs opts;
     struct ovs_bpf_ct_nat nat;
     struct ovs_bpf_act_ct act;
     struct bpf_sock_tuple t;
     struct ovs_bpf_flow_key *k;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     struct nf_conn___ovs *ct;
-    __u32 idx, tlen, state;
+    __u32 tlen, state;
     __be32 orig_src = 0, orig_dst = 0;
     __be16 orig_sport = 0, orig_dport = 0;
     bool ipv6, reply, natted = false, orig_known = false;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
-    act = a->u.ct;
+    act = *actp;
     k = &s->key;
     ovs_bpf_ct_clear_key(k);
     k->ct_zone = act.zone;
@@ -287,7 +285,7 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         /* Not TCP or UDP (the kfuncs refuse other protocols), or an IP
          * fragment (whose ports are not known before reassembly). */
         k->ct_state = state | OVS_BPF_CS_INVALID;
-        return ovs_bpf_run_actions(skb, s, idx + 1);
+        return 0;
     }
 
     __builtin_memset(&t, 0, sizeof t);
@@ -406,6 +404,24 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         state |= nat.cs;
     }
     k->ct_state = state;
+    return 0;
+}
+
+/* OVS_BPF_ACTION_CT. */
+static __always_inline int
+ovs_bpf_act_ct__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+    }
+    if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
+        return TC_ACT_SHOT;
+    }
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 

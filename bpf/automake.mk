@@ -14,6 +14,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-flow-dump.c \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
+	lib/dpif-bpf-ipf.c \
+	lib/dpif-bpf-ipf.h \
 	lib/dpif-bpf-linux.c \
 	lib/dpif-bpf-linux.h \
 	lib/dpif-bpf-loader.c \
@@ -51,6 +53,7 @@ BPF_INC = \
 	bpf/actions-clone.h \
 	bpf/actions-ct.h \
 	bpf/ct-nat.h \
+	bpf/ct-reass.h \
 	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \

@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 7
+#define OVS_BPF_ABI_VERSION 8
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -71,9 +71,11 @@
 #define OVS_BPF_MAP_UPCALLS     "upcalls"       /* perf event array. */
 #define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
 #define OVS_BPF_MAP_METERS      "meters"        /* meter id -> meter. */
+#define OVS_BPF_MAP_CT_REASS    "ct_reass"      /* struct ovs_bpf_ct_reass. */
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
+#define OVS_BPF_PROG_CT_REASS   "ovs_bpf_ct_reass"  /* Run by ovs-vswitchd. */
 
 /* .rodata constants of the object (__u32 each).  The loader reads the
  * first to check the ABI version, and should set the second, before
@@ -730,6 +732,26 @@ struct ovs_bpf_meter {
     __u64 packets;              /* Packets that went through the meter. */
     __u64 bytes;
     struct ovs_bpf_meter_band bands[OVS_BPF_MAX_METER_BANDS];
+};
+
+/* ------------------------------------------------------------------ */
+/* ct() of reassembled IP fragments.                                  */
+/* ------------------------------------------------------------------ */
+
+/* IP fragments sent to ct() are reassembled in ovs-vswitchd (lib/ipf.c, see
+ * lib/dpif-bpf-ipf.c), which then tracks the reassembled packet in the
+ * kernel's conntrack as the ct action does: it writes the one entry of the
+ * 'ct_reass' array map, runs the program OVS_BPF_PROG_CT_REASS on the
+ * packet's headers (BPF_PROG_TEST_RUN) and reads the entry back.  Only
+ * ovs-vswitchd runs that program, one run at a time. */
+struct ovs_bpf_ct_reass {
+    /* In: the packet's key, as the parser would make it, with the
+     * metadata of the packet.  Out: the conntrack fields that ct() set,
+     * and the addresses and ports after NAT. */
+    struct ovs_bpf_flow_key key;
+    struct ovs_bpf_act_ct act;  /* In: the ct() action. */
+    __u16 l3_ofs;               /* In: offsets of the IP and L4 headers. */
+    __u16 l4_ofs;
 };
 
 /* ------------------------------------------------------------------ */

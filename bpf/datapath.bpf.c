@@ -53,6 +53,7 @@
 #include "bpf/actions-tunnel.h"
 #include "bpf/tunnel.h"
 #include "bpf/actions-ct.h"
+#include "bpf/ct-reass.h"
 #include "bpf/downcall.h"
 
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
@@ -273,6 +274,14 @@ int
 ovs_bpf_act_ct(struct __sk_buff *skb)
 {
     return ovs_bpf_act_ct__(skb);
+}
+
+/* Run by ovs-vswitchd on reassembled IP fragments, never attached. */
+SEC("tc")
+int
+ovs_bpf_ct_reass(struct __sk_buff *skb)
+{
+    return ovs_bpf_ct_reass__(skb);
 }
 
 SEC("tc")

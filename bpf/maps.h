@@ -304,6 +304,27 @@ ovs_bpf_scratch_get(void)
     return bpf_map_lookup_elem(&scratch, &zero);
 }
 
+/* ct() of a reassembled IP fragment (bpf/ct-reass.h): the entry that
+ * ovs-vswitchd writes and reads back, and the scratch area of the run.
+ * That one is not per-CPU: the program runs in ovs-vswitchd's
+ * BPF_PROG_TEST_RUN, where a softirq of the same CPU may run the ingress
+ * program in between and take the per-CPU 'scratch'; ovs-vswitchd runs it
+ * one packet at a time. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_ct_reass);
+    __uint(max_entries, 1);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_reass SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_scratch);
+    __uint(max_entries, 1);
+} ct_reass_scratch SEC(".maps");
+
 static __always_inline struct ovs_bpf_dp_config *
 ovs_bpf_config_get(void)
 {

@@ -31,6 +31,7 @@
 
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
+#include "dpif-bpf-ipf.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-port.h"
@@ -704,6 +705,15 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
     }
     if (!error) {
         get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
+    }
+    if (!error
+        && !(prep->value.flags & OVS_BPF_FLOW_F_USERSPACE)
+        && dp_bpf_ipf_flow_is_userspace(&prep->bkey, put->actions,
+                                        put->actions_len)) {
+        /* IP fragments to ct(): reassembled in ovs-vswitchd. */
+        memset(prep->value.actions, 0, sizeof prep->value.actions);
+        prep->value.n_actions = 0;
+        prep->value.flags = OVS_BPF_FLOW_F_USERSPACE;
     }
     return error;
 }

@@ -204,6 +204,7 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
 #define PIN_PROG_INGRESS "prog_ingress"
 #define PIN_PROG_DOWNCALL "prog_downcall"
 #define PIN_PROG_METER "prog_meter"
+#define PIN_PROG_CT_REASS "prog_ct_reass"
 
 static void
 get_map_fds(struct dpif_bpf_obj *o)
@@ -219,6 +220,7 @@ get_map_fds(struct dpif_bpf_obj *o)
     o->dp_config_fd = bpf_map__fd(skel->maps.dp_config);
     o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
     o->meters_fd = bpf_map__fd(skel->maps.meters);
+    o->ct_reass_fd = bpf_map__fd(skel->maps.ct_reass);
     o->ports_fd = bpf_map__fd(skel->maps.ports);
     o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
@@ -408,6 +410,7 @@ obj_alloc(void)
     struct dpif_bpf_obj *o = xzalloc(sizeof *o);
 
     o->ingress_prog_fd = o->downcall_prog_fd = o->meter_prog_fd = -1;
+    o->ct_reass_prog_fd = -1;
     o->saved_ports_fd = o->saved_flows_fd = -1;
     return o;
 }
@@ -454,9 +457,11 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->ingress_prog_fd = get_pinned(o, PIN_PROG_INGRESS);
     o->downcall_prog_fd = get_pinned(o, PIN_PROG_DOWNCALL);
     o->meter_prog_fd = get_pinned(o, PIN_PROG_METER);
+    o->ct_reass_prog_fd = get_pinned(o, PIN_PROG_CT_REASS);
     if (!is_prog_named(o->ingress_prog_fd, "ovs_bpf_ingress")
         || !is_prog_named(o->downcall_prog_fd, "ovs_bpf_downcall")
-        || !is_prog_named(o->meter_prog_fd, "ovs_bpf_meter_packet")) {
+        || !is_prog_named(o->meter_prog_fd, "ovs_bpf_meter_packet")
+        || !is_prog_named(o->ct_reass_prog_fd, OVS_BPF_PROG_CT_REASS)) {
         error = EPROTO;
         errmsg = xasprintf("%s holds no programs of a BPF datapath",
                            o->pin_dir);
@@ -608,6 +613,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->ingress_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ingress));
     o->downcall_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_downcall));
     o->meter_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_meter_packet));
+    o->ct_reass_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ct_reass));
     error = create_saved_maps(o, cfg, errorp);
     if (!error) {
         error = pin_fd(o, PIN_PROG_INGRESS, o->ingress_prog_fd, errorp);
@@ -617,6 +623,9 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
     if (!error) {
         error = pin_fd(o, PIN_PROG_METER, o->meter_prog_fd, errorp);
+    }
+    if (!error) {
+        error = pin_fd(o, PIN_PROG_CT_REASS, o->ct_reass_prog_fd, errorp);
     }
     if (error) {
         goto error;
@@ -676,6 +685,7 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
         free(o->pin_dir);
     }
     int fds[] = { o->ingress_prog_fd, o->downcall_prog_fd, o->meter_prog_fd,
+                  o->ct_reass_prog_fd,
                   o->saved_ports_fd, o->saved_flows_fd };
     for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
         if (fds[i] >= 0) {

@@ -107,10 +107,12 @@ struct dpif_bpf_obj {
     int tailcalls_fd;
 
     int meters_fd;
+    int ct_reass_fd;            /* struct ovs_bpf_ct_reass (ct-reass.h). */
 
     int ingress_prog_fd;
     int downcall_prog_fd;
     int meter_prog_fd;          /* Run by ovs-vswitchd (actions-meter.h). */
+    int ct_reass_prog_fd;       /* Run by ovs-vswitchd (ct-reass.h). */
 
     /* Maps that only ovs-vswitchd uses, pinned next to the object's: its
      * ports and its megaflows as ofproto gave them, so that the next

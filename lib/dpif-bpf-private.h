@@ -105,6 +105,12 @@ struct dp_bpf {
     struct ovs_rwlock upcall_rwlock;
     struct dpif_bpf_upcalls *upcalls OVS_GUARDED_BY(upcall_rwlock);
     uint32_t n_handlers OVS_GUARDED_BY(upcall_rwlock);
+
+    /* IP fragments through ct() (dpif-bpf-ipf.c): reassembly, and the one
+     * run at a time of the ct program on a reassembled packet. */
+    struct ipf *ipf;
+    uint32_t ipf_hash_basis;
+    struct ovs_mutex ct_reass_mutex;
 };
 
 struct dpif_bpf {

@@ -72,6 +72,7 @@
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
 #include "dpif-bpf-flow-table.h"
+#include "dpif-bpf-ipf.h"
 #include "dpif-bpf-linux.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-meter.h"
@@ -243,6 +244,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     hmap_init(&dp->flows);
     hmap_init(&dp->flows_by_tkey);
     dp->port_seq = seq_create();
+    dp_bpf_ipf_init(dp);
     dp->flow_limit = DP_BPF_FLOW_TABLE_SIZE;
     dp->max_masks = OVS_BPF_MAX_MASKS;
     /* Several ovs-vswitchd on one host (test sandboxes) need distinct
@@ -414,6 +416,7 @@ dp_bpf_free(struct dp_bpf *dp)
     }
     dpif_bpf_obj_unload(dp->obj, remove);
 
+    dp_bpf_ipf_destroy(dp);
     seq_destroy(dp->port_seq);
     hmap_destroy(&dp->ports);
     hmap_destroy(&dp->flows);
@@ -704,6 +707,16 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     size_t rest_len;
     int error;
 
+    if (nl_attr_type(action) == OVS_ACTION_ATTR_CT && aux->steal
+        && dp_bpf_ipf_ct(dp, batch, action)) {
+        /* IP fragments: reassembled and tracked here; the fragments that
+         * go on have their conntrack state, which the next action carries
+         * down. */
+        if (should_steal) {
+            dp_packet_delete_batch(batch, true);
+        }
+        return;
+    }
     if (nl_attr_type(action) == OVS_ACTION_ATTR_METER) {
         /* The actions after the meter run on the packets it lets through:
          * a downcall could not tell which. */
@@ -899,6 +912,14 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
 
     if (dp_packet_size(execute->packet) < ETH_HEADER_LEN) {
         return EINVAL;
+    }
+    if (!execute->probe
+        && dp_bpf_ipf_execute_wants(execute->packet, execute->actions,
+                                    execute->actions_len)) {
+        /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
+        return dp_bpf_execute_userspace(dp, dp_packet_clone(execute->packet),
+                                        true, false, execute->actions,
+                                        execute->actions_len);
     }
     error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
                                     slots, &n_slots);
@@ -1373,13 +1394,13 @@ const struct dpif_class dpif_bpf_class = {
     NULL,                       /* ct_timeout_policy_dump_done */
     NULL,                       /* ct_get_timeout_policy_name */
     NULL,                       /* ct_get_features */
-    NULL,                       /* ipf_set_enabled */
-    NULL,                       /* ipf_set_min_frag */
-    NULL,                       /* ipf_set_max_nfrags */
-    NULL,                       /* ipf_get_status */
-    NULL,                       /* ipf_dump_start */
-    NULL,                       /* ipf_dump_next */
-    NULL,                       /* ipf_dump_done */
+    dpif_bpf_ipf_set_enabled,
+    dpif_bpf_ipf_set_min_frag,
+    dpif_bpf_ipf_set_max_nfrags,
+    dpif_bpf_ipf_get_status,
+    dpif_bpf_ipf_dump_start,
+    dpif_bpf_ipf_dump_next,
+    dpif_bpf_ipf_dump_done,
     dpif_bpf_meter_get_features,
     dpif_bpf_meter_set,
     dpif_bpf_meter_get,
