@@ -485,16 +485,9 @@ ct_delete(const struct ct_dpif_tuple *orig, uint16_t zone)
 
 /* NAT of the packet. */
 
-static void
-csum_update16(uint8_t *csump, ovs_be16 old, ovs_be16 new)
-{
-    ovs_be16 c;
-
-    memcpy(&c, csump, 2);
-    c = recalc_csum16(c, old, new);
-    memcpy(csump, &c, 2);
-}
-
+/* Updates the (possibly unaligned) checksum at 'csump' for a 32-bit field
+ * that changes from 'old' to 'new'.  A 16-bit field passes as a 32-bit one
+ * whose upper half is zero: the one's complement sum is the same. */
 static void
 csum_update32(uint8_t *csump, ovs_be32 old, ovs_be32 new)
 {
@@ -503,6 +496,12 @@ csum_update32(uint8_t *csump, ovs_be32 old, ovs_be32 new)
     memcpy(&c, csump, 2);
     c = recalc_csum32(c, old, new);
     memcpy(csump, &c, 2);
+}
+
+static void
+csum_update16(uint8_t *csump, ovs_be16 old, ovs_be16 new)
+{
+    csum_update32(csump, htonl(ntohs(old)), htonl(ntohs(new)));
 }
 
 /* The checksum of the L4 header of protocol 'proto' at 'l4' that covers
