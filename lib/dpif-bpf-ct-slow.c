@@ -562,10 +562,29 @@ nat_inner(struct slow_pkt *p, const uint8_t *end, bool src,
     }
 }
 
+/* True if 'nat_packet()' can translate the ports of a packet of tuple 't'
+ * (that of an ICMP error's embedded packet if 'inner') to those of 'other'
+ * (the source port if 'src'): it rewrites ICMP identifiers and, in an
+ * embedded header, TCP and UDP ports, not the ports of other protocols
+ * (SCTP...), which the kernel keeps unless the translated tuple clashes. */
+static bool
+nat_ports_ok(const struct ct_dpif_tuple *t, bool inner, bool src,
+             const struct ct_dpif_tuple *other)
+{
+    if (is_icmp_proto(t->l3_type, t->ip_proto)
+        || (inner && (t->ip_proto == IPPROTO_TCP
+                      || t->ip_proto == IPPROTO_UDP))) {
+        return true;
+    }
+    return src ? t->src_port == other->src_port
+               : t->dst_port == other->dst_port;
+}
+
 /* Translates 'packet' (parsed into 'p'), a packet of IPv4 connection 'e'
  * with a NAT binding, in the 'reply' direction or the original one, as
  * the kernel's nf_nat_packet() and nf_nat_icmp_reply_translation() do.
- * Returns the CS_*_NAT bit of ct_state. */
+ * Returns the CS_*_NAT bit of ct_state, or 0 (and leaves the packet as it
+ * is) if it cannot translate the packet's ports. */
 static uint16_t
 nat_packet(struct dp_packet *packet, struct slow_pkt *p,
            const struct ct_dpif_entry *e, bool reply)
@@ -577,6 +596,21 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
     struct ip_header *ip = dp_packet_l3(packet);
     uint8_t *l4 = dp_packet_l4(packet);
     uint8_t *end = dp_packet_tail(packet);
+    struct ct_dpif_tuple target;
+
+    /* The new source of the packet is the other direction's destination,
+     * and the other way round; the embedded header of an error takes the
+     * other direction's tuple as it is. */
+    if (p->is_error) {
+        if (!nat_ports_ok(&p->inner, true, !manip_src, other)) {
+            return 0;
+        }
+    } else {
+        invert_tuple(other, &target);
+        if (!nat_ports_ok(&p->tuple, false, manip_src, &target)) {
+            return 0;
+        }
+    }
 
     /* The packet becomes the reverse of the other direction's tuple. */
     if (manip_src) {
@@ -868,7 +902,15 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         } else if (!related || reply || commit) {
             /* An error in the original direction is translated only by a
              * commit, as in the kernel datapath (ovs_ct_nat()). */
-            state |= nat_packet(packet, &p, &e, reply);
+            uint16_t cs = nat_packet(packet, &p, &e, reply);
+
+            if (!cs) {
+                VLOG_WARN_RL(&rl, "ct(nat): cannot translate the ports of "
+                             "protocol %"PRIu8": the packet is +trk+inv",
+                             p.tuple.ip_proto);
+                goto invalid;
+            }
+            state |= cs;
         }
     }
     set_md(md, state, zone, mark, orig);
