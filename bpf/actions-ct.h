@@ -28,8 +28,10 @@
  *   - the reply direction: +trk+est+rpl, and the connection gets
  *     IPS_SEEN_REPLY;
  *   - what the kfuncs cannot track (anything but TCP and UDP over IPv4 and
- *     IPv6: ICMP, SCTP...) and IP fragments, which need reassembly first:
- *     +trk+inv, never a state that would let the packet through a
+ *     IPv6: ICMP, SCTP...) goes to ovs-vswitchd, which tracks it in the
+ *     same table (bpf/ct-slow.h);
+ *   - IP fragments, which need reassembly first, and packets that are not
+ *     IP: +trk+inv, never a state that would let the packet through a
  *     firewall's "+est" rule;
  *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
  *     has none: +trk+inv, as the kernel's TCP tracker says.
@@ -60,6 +62,7 @@
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
 #include "bpf/ct-nat.h"
+#include "bpf/ct-slow.h"
 #include "bpf/maps.h"
 
 /* The CS_* bits of OVS's lib/packets.h. */
@@ -282,8 +285,8 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
         || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
         || k->nw_frag) {
-        /* Not TCP or UDP (the kfuncs refuse other protocols), or an IP
-         * fragment (whose ports are not known before reassembly). */
+        /* Not IP, or an IP fragment (whose ports are not known before
+         * reassembly). */
         k->ct_state = state | OVS_BPF_CS_INVALID;
         return 0;
     }
@@ -418,6 +421,12 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
         return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+    }
+    if (ovs_bpf_ct_is_slow(&s->key)) {
+        /* ICMP and the other protocols the kfuncs refuse.  The key's
+         * conntrack fields go up as they are: ovs-vswitchd finds the
+         * connection of an earlier ct() of the packet from them. */
+        return ovs_bpf_ct_slow_path(skb, s, idx);
     }
     if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
         return TC_ACT_SHOT;

@@ -11,6 +11,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.h \
 	lib/dpif-bpf-ct.c \
 	lib/dpif-bpf-ct.h \
+	lib/dpif-bpf-ct-slow.c \
+	lib/dpif-bpf-ct-slow.h \
 	lib/dpif-bpf-flow-dump.c \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
@@ -52,6 +54,7 @@ BPF_INC = \
 	bpf/actions.h \
 	bpf/actions-clone.h \
 	bpf/actions-ct.h \
+	bpf/ct-slow.h \
 	bpf/ct-nat.h \
 	bpf/ct-reass.h \
 	bpf/actions-meter.h \

@@ -624,7 +624,10 @@ struct ovs_bpf_port {
                     "Packets sent up without a lookup: the parser "        \
                     "stopped at one of its bounds (also in 'missed').")    \
     OVS_BPF_DP_STAT(SLOW_PATH, "slow_path",                                \
-                    "Packets of userspace-only flows.")
+                    "Packets of userspace-only flows.")                    \
+    OVS_BPF_DP_STAT(CT_SLOW_PATH, "ct_slow_path",                          \
+                    "Packets that ct() sent to ovs-vswitchd: protocols "   \
+                    "the conntrack kfuncs do not track (ICMP...).")
 
 /* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {
@@ -762,6 +765,9 @@ enum ovs_bpf_upcall_type {
     OVS_BPF_UPCALL_MISS = 1,        /* No flow matched. */
     OVS_BPF_UPCALL_ACTION,          /* A userspace() action. */
     OVS_BPF_UPCALL_SLOW_PATH,       /* Flow with OVS_BPF_FLOW_F_USERSPACE. */
+    OVS_BPF_UPCALL_CT,              /* ct() of a protocol that the conntrack
+                                     * kfuncs do not track (ICMP...): see
+                                     * bpf/ct-slow.h. */
 };
 
 /* ovs_bpf_upcall 'flags'. */
@@ -798,6 +804,12 @@ struct ovs_bpf_upcall {
     __u16 csum_start;           /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u32 userdata_len;         /* OVS_BPF_UPCALL_ACTION only. */
+    /* OVS_BPF_UPCALL_CT only: the slot of the ct() action and the end of
+     * the slots to run after it.  OVS_BPF_MAX_ACTIONS struct
+     * ovs_bpf_action, the action list being run, follow this header,
+     * before the packet. */
+    __u32 ct_slot;
+    __u32 ct_end;
     __u8 userdata[OVS_BPF_USERDATA_LEN];
     /* The conntrack and tunnel metadata of the packet's key (see
      * OVS_BPF_KEY_CT_TUN_OFS). */

@@ -219,6 +219,12 @@ struct ovs_bpf_scratch {
      * the flow table key of that flow with no extra copy. */
     struct ovs_bpf_upcall upcall;
 
+    /* Actions of the current flow or downcall, copied at lookup time so
+     * that a concurrent flow modification cannot change a packet in
+     * flight.  Right after 'upcall': an OVS_BPF_UPCALL_CT record is both
+     * (bpf/ct-slow.h). */
+    struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
+
     /* Offsets found by the parser, from the first byte of packet data
      * (which at TC is the Ethernet header); only meaningful for IPv4/IPv6.
      * 'l4_ofs' is 0 when there is no L4 header (later fragment, truncated
@@ -231,9 +237,7 @@ struct ovs_bpf_scratch {
      * it does not change the L4 checksum (as in OVS and the kernel). */
     __u32 ipv6_rh;
 
-    /* Actions of the current flow or downcall, copied at lookup time so
-     * that a concurrent flow modification cannot change a packet in
-     * flight. */
+    /* The number of slots of 'actions'. */
     __u32 n_actions;
 
     /* clone()/sample() being run: its nested actions end before slot
@@ -248,8 +252,6 @@ struct ovs_bpf_scratch {
     __u32 clone_dirty;          /* A nested action changed packet bytes. */
     struct ovs_bpf_flow_key clone_key;
     __u8 clone_snap[OVS_BPF_SNAPSHOT_LEN];
-
-    struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
 
     /* The tunnel key of the last OVS_BPF_ACTION_SET_TUNNEL of this packet,
      * ready for bpf_skb_set_tunnel_key() with 'tun_flags', for the outputs
@@ -278,6 +280,11 @@ struct ovs_bpf_scratch {
     __u64 clock_jiffies;
     __u64 clock_ns;
 };
+
+_Static_assert(__builtin_offsetof(struct ovs_bpf_scratch, actions)
+               == __builtin_offsetof(struct ovs_bpf_scratch, upcall)
+                  + sizeof(struct ovs_bpf_upcall),
+               "an OVS_BPF_UPCALL_CT record is 'upcall' and 'actions'");
 
 /* ovs_bpf_scratch 'reentry'. */
 enum ovs_bpf_reentry {

@@ -37,11 +37,16 @@
 #define OVS_BPF_UPCALL_MAX_CAP 65000
 
 /* Sends 'skb' up as an upcall of 'type', with the metadata of this pass
- * from 's'.  The caller has filled 's->upcall.flow' (and, for
- * OVS_BPF_UPCALL_ACTION, the userdata).  Counts OVS_BPF_DROP_UPCALL_LOST if
- * the ring is full or no one listens on this CPU. */
+ * from 's': the record starts with the first 'hdr_len' bytes of
+ * 's->upcall' and what follows it in 's' (struct ovs_bpf_upcall, or with
+ * OVS_BPF_UPCALL_CT the action slots as well).  The caller has filled
+ * 's->upcall.flow' (and, for OVS_BPF_UPCALL_ACTION, the userdata, for
+ * OVS_BPF_UPCALL_CT 'ct_slot' and 'ct_end').  Counts
+ * OVS_BPF_DROP_UPCALL_LOST if the ring is full or no one listens on this
+ * CPU. */
 static __always_inline void
-ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
+ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 __u32 type, __u32 hdr_len)
 {
     struct ovs_bpf_upcall *u = &s->upcall;
     __u64 cap = skb->len;
@@ -81,9 +86,15 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
         u->userdata_len = 0;
     }
     if (bpf_perf_event_output(skb, &upcalls, BPF_F_CURRENT_CPU | (cap << 32),
-                              u, sizeof *u) < 0) {
+                              u, hdr_len) < 0) {
         ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
     }
+}
+
+static __always_inline void
+ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
+{
+    ovs_bpf_upcall__(skb, s, type, sizeof s->upcall);
 }
 
 #endif /* BPF_UPCALL_H */

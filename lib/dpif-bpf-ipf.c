@@ -56,6 +56,7 @@
 
 #include "coverage.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct-slow.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-private.h"
@@ -300,6 +301,14 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
 
         memcpy(&flags, l4 + 12, 2);
         flow.tcp_flags = flags & htons(0x0fff);
+    }
+    if (flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP) {
+        /* The conntrack kfuncs track TCP and UDP only: ICMP and the other
+         * protocols take the ct slow path, here as for whole packets. */
+        if (!dpif_bpf_ct_slow_execute(act, packet, &flow)) {
+            ct_md_invalid(packet, act->zone);
+        }
+        return;
     }
     memset(&io, 0, sizeof io);
     if (dpif_bpf_flow_to_key(&flow, NULL, &io.key, &mask)) {

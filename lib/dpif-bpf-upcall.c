@@ -111,9 +111,21 @@ upcall_deliver(struct upcall_request *req, const uint8_t *data, uint32_t size)
         || up.cap_len > up.pkt_len
         || up.userdata_len > OVS_BPF_USERDATA_LEN
         || up.type < OVS_BPF_UPCALL_MISS
-        || up.type > OVS_BPF_UPCALL_SLOW_PATH) {
+        || up.type > OVS_BPF_UPCALL_CT) {
         COVERAGE_INC(dpif_bpf_upcall_malformed);
         return false;
+    }
+    if (up.type == OVS_BPF_UPCALL_CT) {
+        /* The action slots come between the header and the packet. */
+        size_t slots = OVS_BPF_MAX_ACTIONS * sizeof(struct ovs_bpf_action);
+
+        if (size - sizeof up < slots
+            || up.cap_len > size - sizeof up - slots
+            || up.ct_end > OVS_BPF_MAX_ACTIONS
+            || up.ct_slot >= up.ct_end) {
+            COVERAGE_INC(dpif_bpf_upcall_malformed);
+            return false;
+        }
     }
     return req->fn(&up, data + sizeof up, req->aux);
 }

@@ -71,6 +71,7 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-slow.h"
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-ipf.h"
 #include "dpif-bpf-linux.h"
@@ -106,6 +107,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
+COVERAGE_DEFINE(dpif_bpf_ct_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_execute_not_eth);
 COVERAGE_DEFINE(dpif_bpf_execute_userspace);
 COVERAGE_DEFINE(dpif_bpf_miss_forwarded);
@@ -1070,6 +1072,34 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
 }
 
+/* A packet that a ct() sent up because the conntrack kfuncs cannot track
+ * it (bpf/ct-slow.h): the ct() runs here, on the kernel's conntrack
+ * through ctnetlink, and the packet goes back down with its conntrack
+ * fields and the actions that follow the ct() in the record. */
+static void
+dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
+                 const void *data)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    uint32_t next = up->ct_slot + 1;
+    struct dp_packet packet;
+    struct flow flow;
+
+    /* The record is only 4-byte aligned. */
+    memcpy(slots, data, sizeof slots);
+    if (slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
+        COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
+        return;
+    }
+    dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
+                           &packet, &flow);
+    if (dpif_bpf_ct_slow_execute(&slots[up->ct_slot].u.ct, &packet, &flow)
+        && next < up->ct_end) {
+        dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
+    }
+    dp_packet_uninit(&packet);
+}
+
 struct dp_bpf_recv_aux {
     struct dp_bpf *dp;
     struct dpif_upcall *upcall;
@@ -1124,6 +1154,10 @@ dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
 
     if (up->type == OVS_BPF_UPCALL_SLOW_PATH) {
         dp_bpf_slow_path(aux->dp, up, pkt);
+        return false;
+    }
+    if (up->type == OVS_BPF_UPCALL_CT) {
+        dp_bpf_ct_upcall(aux->dp, up, pkt);
         return false;
     }
     if (dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf, &flow)) {

@@ -1,0 +1,33 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The slow path of the BPF datapath's ct(): connection tracking, in the
+ * kernel's nf_conntrack through ctnetlink, of the packets that the
+ * conntrack kfuncs cannot track (see bpf/ct-slow.h). */
+
+#ifndef DPIF_BPF_CT_SLOW_H
+#define DPIF_BPF_CT_SLOW_H 1
+
+#include <stdbool.h>
+
+struct dp_packet;
+struct flow;
+struct ovs_bpf_act_ct;
+
+bool dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *,
+                              struct dp_packet *, const struct flow *);
+
+#endif /* dpif-bpf-ct-slow.h */
