@@ -797,6 +797,12 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         }
         found = related = true;
         reply = !tuple_equal(&inv, &e.tuple_orig);
+    } else if (!found && p.is_icmp
+               && !icmp_invert_type(p.tuple.l3_type, p.tuple.icmp_type)) {
+        /* An ICMP type without a reply (router and neighbour discovery,
+         * MLD...) has no connection: the kernel's trackers leave it
+         * untracked, and ctnetlink refuses its tuple (EINVAL). */
+        goto invalid;
     } else if (!found) {
         error = ct_get(&p.tuple, zone, &e);
         if (!error) {
