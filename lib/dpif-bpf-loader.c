@@ -36,6 +36,7 @@
 #include "bpf/datapath.skel.h"
 #include "dirs.h"
 #include "openvswitch/vlog.h"
+#include "ovs-thread.h"
 #include "ovs-libbpf-log.h"
 #include "timeval.h"
 #include "util.h"
@@ -68,6 +69,28 @@ find_object(void)
         return installed;
     }
     return BPF_DATAPATH_BUILD_OBJ;
+}
+
+/* Returns the BPF ABI version that this ovs-vswitchd speaks (see
+ * DPIF_BPF_TEST_ABI_BUMP_ENV). */
+uint32_t
+dpif_bpf_abi_version(void)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+    static uint32_t version = OVS_BPF_ABI_VERSION;
+
+    if (ovsthread_once_start(&once)) {
+        const char *bump = getenv(DPIF_BPF_TEST_ABI_BUMP_ENV);
+
+        if (bump && !strcmp(bump, "1")) {
+            version++;
+            VLOG_INFO("%s=1: speaking BPF ABI version %"PRIu32" instead of "
+                      "%d (for tests only)", DPIF_BPF_TEST_ABI_BUMP_ENV,
+                      version, OVS_BPF_ABI_VERSION);
+        }
+        ovsthread_once_done(&once);
+    }
+    return version;
 }
 
 /* Mounts the BPF filesystem on /sys/fs/bpf unless it is already there. */
@@ -193,8 +216,8 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
     if (error) {
         /* ESRCH: a map or a program of the skeleton is not in the file. */
         *errorp = xasprintf("cannot open BPF object %s as a datapath of ABI "
-                            "version %d (%s)", o->path, OVS_BPF_ABI_VERSION,
-                            ovs_strerror(error));
+                            "version %"PRIu32" (%s)", o->path,
+                            dpif_bpf_abi_version(), ovs_strerror(error));
     }
     return error;
 }
@@ -470,11 +493,12 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto out;
     }
     memcpy(&o->abi_version, rodata, sizeof o->abi_version);
-    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+    if (o->abi_version != dpif_bpf_abi_version()) {
         error = EPROTO;
         errmsg = xasprintf("the datapath pinned in %s has ABI version "
-                           "%"PRIu32", this ovs-vswitchd has %d",
-                           o->pin_dir, o->abi_version, OVS_BPF_ABI_VERSION);
+                           "%"PRIu32", this ovs-vswitchd has %"PRIu32,
+                           o->pin_dir, o->abi_version,
+                           dpif_bpf_abi_version());
         goto out;
     }
 
@@ -574,11 +598,11 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
     o->abi_version = skel->rodata->ovs_bpf_abi_version;
-    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+    if (o->abi_version != dpif_bpf_abi_version()) {
         error = EPROTO;
         *errorp = xasprintf("BPF object %s has ABI version %"PRIu32", "
-                            "ovs-vswitchd expects %d", o->path,
-                            o->abi_version, OVS_BPF_ABI_VERSION);
+                            "ovs-vswitchd expects %"PRIu32, o->path,
+                            o->abi_version, dpif_bpf_abi_version());
         goto error;
     }
 

@@ -47,6 +47,15 @@
  * path BPF_DATAPATH_BUILD_OBJ (defined by the build). */
 #define DPIF_BPF_OBJ_ENV "OVS_BPF_DATAPATH_OBJ"
 
+/* For the test suite's upgrade test only: an ovs-vswitchd run with this
+ * environment variable set to 1 speaks the next BPF ABI version
+ * (OVS_BPF_ABI_VERSION + 1), which is that of the object
+ * bpf/datapath-abi-next.bpf.o the build makes for the test (the same
+ * programs and layouts, see bpf/datapath.bpf.c). */
+#define DPIF_BPF_TEST_ABI_BUMP_ENV "OVS_BPF_TEST_ABI_BUMP"
+
+uint32_t dpif_bpf_abi_version(void);
+
 /* Root of the pinned maps of all datapaths. */
 #define DPIF_BPF_PIN_ROOT "/sys/fs/bpf/ovs-bpf"
 

@@ -630,7 +630,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
 
     memset(&dc, 0, sizeof dc);
     dc.magic = OVS_BPF_DOWNCALL_MAGIC;
-    dc.abi_version = OVS_BPF_ABI_VERSION;
+    dc.abi_version = dpif_bpf_abi_version();
     memcpy(dc.secret, dp->secret, sizeof dc.secret);
     dc.in_port = odp_to_u32(md->in_port.odp_port);
     dc.n_actions = n_actions;
@@ -1163,7 +1163,8 @@ dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
 static char *
 dpif_bpf_get_datapath_version(void)
 {
-    return xasprintf("bpf (ABI version %d)", OVS_BPF_ABI_VERSION);
+    return xasprintf("bpf (ABI version %"PRIu32")",
+                     dpif_bpf_abi_version());
 }
 
 /* Appends to 'ds' the drop counters of 'dp': the total, each drop reason,
