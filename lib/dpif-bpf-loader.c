@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <linux/magic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -93,6 +94,28 @@ dpif_bpf_abi_version(void)
     return version;
 }
 
+/* Kills this process with SIGKILL, as a crash would, if the environment
+ * variable DPIF_BPF_TEST_CRASH_ENV says "<point>" (with a null 'arg') or
+ * "<point>:<arg>".  For the tests of what the next ovs-vswitchd makes of
+ * what a crash in the middle of a datapath's or a port's setup leaves. */
+void
+dpif_bpf_test_crash_point(const char *point, const char *arg)
+{
+    const char *env = getenv(DPIF_BPF_TEST_CRASH_ENV);
+    size_t len = strlen(point);
+
+    if (env && !strncmp(env, point, len)
+        && (arg ? env[len] == ':' && !strcmp(env + len + 1, arg)
+            : !env[len])) {
+        /* Written before the kill, which an asynchronous log would lose:
+         * the test checks for it. */
+        vlog_disable_async();
+        VLOG_INFO("%s=%s: killing ovs-vswitchd here (for tests only)",
+                  DPIF_BPF_TEST_CRASH_ENV, env);
+        raise(SIGKILL);
+    }
+}
+
 /* Mounts the BPF filesystem on /sys/fs/bpf unless it is already there. */
 static int
 ensure_bpffs(void)
@@ -131,6 +154,19 @@ remove_pins(const char *dir)
         closedir(d);
     }
     rmdir(dir);
+}
+
+/* Removes the pins that a replacement of the datapath of 'o' (see
+ * dp_bpf_replace()) left in its staging directory if ovs-vswitchd died in
+ * the middle of it: nothing uses them once the datapath is taken over
+ * (whose ports get its programs again) or removed. */
+static void
+remove_staging_pins(const struct dpif_bpf_obj *o)
+{
+    char *staging = xasprintf("%s_next", o->pin_dir);
+
+    remove_pins(staging);
+    free(staging);
 }
 
 /* Reads the object file 'path' into '*datap' and '*sizep'. */
@@ -532,6 +568,7 @@ out:
         return error;
     }
     o->adopted = true;
+    remove_staging_pins(o);
     VLOG_INFO("%s: took over the BPF datapath pinned in %s (ABI version "
               "%"PRIu32")", dp_name, o->pin_dir, o->abi_version);
     *objp = o;
@@ -629,6 +666,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
 
     get_map_fds(o);
+    dpif_bpf_test_crash_point("load", NULL);
     o->ingress_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ingress));
     o->downcall_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_downcall));
     o->meter_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_meter_packet));
@@ -696,6 +734,7 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
     if (o->pin_dir) {
         if (remove_pins_) {
             remove_pins(o->pin_dir);
+            remove_staging_pins(o);
         }
         free(o->pin_dir);
     }

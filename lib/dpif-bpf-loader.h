@@ -56,6 +56,14 @@
 
 uint32_t dpif_bpf_abi_version(void);
 
+/* For the test suite only: an ovs-vswitchd run with this environment
+ * variable set to "load" (the maps of a new datapath pinned, not its
+ * programs), "replace" (the ports of a replaced datapath carried over to
+ * the new one, its pins not moved yet) or "port-add:<name>" (port <name>
+ * half set up: in the maps, its program not attached yet) kills itself
+ * with SIGKILL there, as a crash would: see dpif_bpf_test_crash_point(). */
+#define DPIF_BPF_TEST_CRASH_ENV "OVS_BPF_TEST_CRASH"
+
 /* Root of the pinned maps of all datapaths. */
 #define DPIF_BPF_PIN_ROOT "/sys/fs/bpf/ovs-bpf"
 
@@ -75,7 +83,9 @@ struct dpif_bpf_saved_port {
     int32_t attach_ifindex;
     uint8_t created_qdisc;
     uint8_t promisc_ours;       /* Promiscuous mode to turn off at removal. */
-    uint8_t pad[6];
+    uint8_t attaching;          /* Saved before its program was attached:
+                                 * 'created_qdisc' is not known yet. */
+    uint8_t pad[5];
 };
 
 /* A value of DPIF_BPF_SAVED_FLOWS, whose key is the flow's ufid: the ODP
@@ -141,6 +151,7 @@ int dpif_bpf_obj_adopt(const char *dp_name,
                        struct dpif_bpf_obj **objp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
 int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
+void dpif_bpf_test_crash_point(const char *point, const char *arg);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named
  * 'devname', for messages).  '*created_qdisc' tells whether the clsact qdisc

@@ -196,6 +196,7 @@ dp_bpf_replace(struct dp_bpf *dp, const char *pin_name, int ports_fd,
     ovs_mutex_lock(&dp->mutex);
     dp_bpf_ports_carry_over(dp, ports_fd);
     ovs_mutex_unlock(&dp->mutex);
+    dpif_bpf_test_crash_point("replace", NULL);
 
     error = dpif_bpf_obj_move_pins(dp->obj, pin_name);
     if (error) {
