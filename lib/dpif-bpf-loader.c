@@ -37,6 +37,7 @@
 #include "bpf/datapath.skel.h"
 #include "dirs.h"
 #include "openvswitch/vlog.h"
+#include "sset.h"
 #include "ovs-thread.h"
 #include "ovs-libbpf-log.h"
 #include "timeval.h"
@@ -163,7 +164,7 @@ remove_pins(const char *dir)
 static void
 remove_staging_pins(const struct dpif_bpf_obj *o)
 {
-    char *staging = xasprintf("%s_next", o->pin_dir);
+    char *staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, o->pin_dir);
 
     remove_pins(staging);
     free(staging);
@@ -471,6 +472,82 @@ obj_alloc(void)
     return o;
 }
 
+/* Pins in the pin directory of 'o' the mark of the instance 'instance' (see
+ * DPIF_BPF_INSTANCE_PIN), unless it is there. */
+static int
+pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
+                  char **errorp)
+{
+    char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
+    int fd = get_pinned(o, name);
+    int error = 0;
+
+    if (fd < 0) {
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vsw_instance",
+                            sizeof(uint32_t), sizeof(uint32_t), 1, NULL);
+        error = (fd < 0 ? errno : pin_fd(o, name, fd, errorp));
+        if (fd < 0) {
+            *errorp = xasprintf("cannot create the map %s (%s)", name,
+                                ovs_strerror(error));
+        }
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(name);
+    return error;
+}
+
+/* Adds to 'names' the name of each datapath of the instance 'instance'
+ * (OVS_BPF_INSTANCE, "" if unset) whose pins are below DPIF_BPF_PIN_ROOT,
+ * open or not: "ovs-dpctl dump-dps" lists them, as it lists the kernel's
+ * datapaths, also while no ovs-vswitchd runs. */
+void
+dpif_bpf_enumerate_pinned(const char *instance, struct sset *names)
+{
+    size_t inst_len = strlen(instance);
+    DIR *d = opendir(DPIF_BPF_PIN_ROOT);
+    struct dirent *de;
+
+    if (!d) {
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        const char *dir = de->d_name;
+        size_t len = strlen(dir);
+        struct stat st;
+        char *path;
+        bool ours;
+
+        /* A staging directory is not a datapath, even if a crash left a
+         * whole one there. */
+        if (dir[0] == '.'
+            || (len >= strlen(DPIF_BPF_STAGING_SUFFIX)
+                && !strcmp(dir + len - strlen(DPIF_BPF_STAGING_SUFFIX),
+                           DPIF_BPF_STAGING_SUFFIX))) {
+            continue;
+        }
+        path = xasprintf("%s/%s/"DPIF_BPF_INSTANCE_PIN"%s",
+                         DPIF_BPF_PIN_ROOT, dir, instance);
+        ours = !stat(path, &st);
+        free(path);
+        path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, dir,
+                         PIN_PROG_INGRESS);
+        ours = ours && !stat(path, &st);
+        free(path);
+        if (!ours) {
+            continue;
+        }
+        if (!inst_len) {
+            sset_add(names, dir);
+        } else if (len > inst_len + 1 && dir[len - inst_len - 1] == '-'
+                   && !strcmp(dir + len - inst_len, instance)) {
+            sset_add_and_free(names, xmemdup0(dir, len - inst_len - 1));
+        }
+    }
+    closedir(d);
+}
+
 /* Returns true if the pin directory of 'cfg' holds a datapath's programs
  * (not necessarily of our ABI version). */
 bool
@@ -553,6 +630,10 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
             memcpy(&o->vlan_limit, (char *) rodata + ofs,
                    sizeof o->vlan_limit);
             error = reuse_pinned_maps(o, &errmsg);
+        }
+        if (!error) {
+            error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
+                                      &errmsg);
         }
     }
 
@@ -679,6 +760,10 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
     if (!error) {
         error = pin_fd(o, PIN_PROG_METER, o->meter_prog_fd, errorp);
+    }
+    if (!error) {
+        error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
+                                  errorp);
     }
     if (error) {
         goto error;

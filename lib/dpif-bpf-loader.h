@@ -42,6 +42,8 @@
 
 #include "bpf/datapath-abi.h"
 
+struct sset;
+
 /* Where the object is searched, in order: the OVS_BPF_DATAPATH_OBJ
  * environment variable, <pkgdatadir>/bpf/datapath.bpf.o, and the build tree
  * path BPF_DATAPATH_BUILD_OBJ (defined by the build). */
@@ -100,9 +102,22 @@ struct dpif_bpf_saved_flow {
     uint8_t data[DPIF_BPF_SAVED_FLOW_DATA];
 };
 
+/* Appended to the pin directory of a datapath, the staging directory of
+ * the datapath that replaces it (see dp_bpf_replace()). */
+#define DPIF_BPF_STAGING_SUFFIX "_next"
+
+/* Pinned next to the maps, with the OVS_BPF_INSTANCE of the datapath's
+ * ovs-vswitchd appended: the mark by which dpif_bpf_enumerate_pinned()
+ * knows the pin directories of the datapaths of an instance (a pin
+ * directory's name is the datapath's, then "-<instance>" if there is
+ * one, which alone does not tell "ovs-bpf" of instance "x" from "ovs-bpf-x"
+ * of none). */
+#define DPIF_BPF_INSTANCE_PIN "vsw_instance_"
+
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of each flow table. */
     const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
+    const char *instance;       /* OVS_BPF_INSTANCE, "" if unset. */
     uint32_t vlan_limit;        /* VLAN tags the parser decodes (1 or 2). */
 };
 
@@ -151,6 +166,7 @@ int dpif_bpf_obj_adopt(const char *dp_name,
                        struct dpif_bpf_obj **objp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
 int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
+void dpif_bpf_enumerate_pinned(const char *instance, struct sset *names);
 void dpif_bpf_test_crash_point(const char *point, const char *arg);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named

@@ -254,6 +254,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     pin_name = xasprintf("%s%s%s", name, dp->instance[0] ? "-" : "",
                          dp->instance);
     cfg.pin_name = pin_name;
+    cfg.instance = dp->instance;
 
     if (existing && !dpif_bpf_obj_exists(&cfg)) {
         error = ENODEV;
@@ -303,7 +304,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
             old_ports_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_PORTS);
             old_flows_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_FLOWS);
             if (old_ports_fd >= 0 && old_flows_fd >= 0) {
-                staging = xasprintf("%s_next", pin_name);
+                staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, pin_name);
                 cfg.pin_name = staging;
             } else {
                 dp_bpf_ports_remove_stale(name, &cfg);
@@ -461,6 +462,9 @@ dpif_bpf_enumerate(struct sset *all_dps, const struct dpif_class *class)
 {
     struct shash_node *node;
 
+    const char *instance = getenv("OVS_BPF_INSTANCE");
+    char *inst = xasprintf("%.4s", instance ? instance : "");
+
     ovs_mutex_lock(&dp_bpf_mutex);
     SHASH_FOR_EACH (node, &dp_bpfs) {
         struct dp_bpf *dp = node->data;
@@ -470,6 +474,9 @@ dpif_bpf_enumerate(struct sset *all_dps, const struct dpif_class *class)
         }
     }
     ovs_mutex_unlock(&dp_bpf_mutex);
+    /* And those that outlived their ovs-vswitchd. */
+    dpif_bpf_enumerate_pinned(inst, all_dps);
+    free(inst);
     return 0;
 }
 
