@@ -408,6 +408,70 @@ read_prog_rodata(int prog_fd, void **datap, uint32_t *sizep)
     return ENOENT;
 }
 
+/* Checks that 'fd', the map pinned as 'path', is a map of 'type' with
+ * 'key_size'-byte keys and 'value_size'-byte values: a map that an
+ * ovs-vswitchd of another layout pinned must not be read or written with
+ * ours.  Returns 0 or EPROTO (or another errno value if 'fd' cannot be
+ * queried), with a message in '*errorp'. */
+static int
+check_map_layout(int fd, const char *path, uint32_t type, uint32_t key_size,
+                 uint32_t value_size, char **errorp)
+{
+    struct bpf_map_info info;
+    uint32_t len = sizeof info;
+
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+        int error = errno;
+
+        *errorp = xasprintf("cannot query the map pinned as %s (%s)", path,
+                            ovs_strerror(error));
+        return error;
+    }
+    if (info.type != type || info.key_size != key_size
+        || info.value_size != value_size) {
+        const char *has = libbpf_bpf_map_type_str(info.type);
+        const char *wants = libbpf_bpf_map_type_str(type);
+
+        *errorp = xasprintf("the map pinned as %s has type %s, key size "
+                            "%"PRIu32" and value size %"PRIu32", not %s, "
+                            "%"PRIu32" and %"PRIu32" as this ovs-vswitchd "
+                            "expects", path, has ? has : "unknown",
+                            info.key_size, info.value_size,
+                            wants ? wants : "unknown", key_size, value_size);
+        return EPROTO;
+    }
+    return 0;
+}
+
+/* Opens the map of ovs-vswitchd's state 'map_name' (DPIF_BPF_SAVED_PORTS or
+ * DPIF_BPF_SAVED_FLOWS) pinned in the directory 'pin_name' below
+ * DPIF_BPF_PIN_ROOT and checks its layout.  Returns its fd, or -1: with
+ * ENOENT if there is no such pin, otherwise with a message in '*errorp'
+ * (to be freed by the caller) if the map does not fit. */
+int
+dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
+                        char **errorp)
+{
+    bool ports = !strcmp(map_name, DPIF_BPF_SAVED_PORTS);
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name,
+                           map_name);
+    int fd = bpf_obj_get(path);
+
+    *errorp = NULL;
+    if (fd >= 0
+        && check_map_layout(fd, path, BPF_MAP_TYPE_HASH,
+                            ports ? sizeof(uint32_t) : sizeof(ovs_u128),
+                            (ports ? sizeof(struct dpif_bpf_saved_port)
+                             : sizeof(struct dpif_bpf_saved_flow)),
+                            errorp)) {
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}
+
 /* Gives 'o', whose object file is open, the fd of the pinned map of each of
  * its pinned maps, checking that the pinned map fits. */
 static int
@@ -418,8 +482,6 @@ reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
 
     bpf_object__for_each_map (map, o->skel->obj) {
         const char *path = bpf_map__pin_path(map);
-        struct bpf_map_info info;
-        uint32_t len = sizeof info;
         int fd;
 
         if (!path) {
@@ -432,32 +494,38 @@ reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
                                 ovs_strerror(error));
             return error;
         }
-        memset(&info, 0, sizeof info);
-        error = bpf_obj_get_info_by_fd(fd, &info, &len) ? errno : 0;
-        if (!error && (info.type != bpf_map__type(map)
-                       || info.key_size != bpf_map__key_size(map)
-                       || info.value_size != bpf_map__value_size(map))) {
-            error = EPROTO;
-        }
+        error = check_map_layout(fd, path, bpf_map__type(map),
+                                 bpf_map__key_size(map),
+                                 bpf_map__value_size(map), errorp);
         if (!error) {
             error = -bpf_map__reuse_fd(map, fd);
+            if (error) {
+                *errorp = xasprintf("cannot reuse the map pinned as %s (%s)",
+                                    path, ovs_strerror(error));
+            }
         }
         close(fd);
         if (error) {
-            *errorp = xasprintf("%s does not fit map %s (%s)", path,
-                                bpf_map__name(map), ovs_strerror(error));
             return error;
         }
     }
     get_map_fds(o);
-    o->saved_ports_fd = get_pinned(o, DPIF_BPF_SAVED_PORTS);
-    o->saved_flows_fd = get_pinned(o, DPIF_BPF_SAVED_FLOWS);
+
+    const char *pin_name = o->pin_dir + strlen(DPIF_BPF_PIN_ROOT) + 1;
+    o->saved_ports_fd = dpif_bpf_saved_map_open(pin_name,
+                                                DPIF_BPF_SAVED_PORTS, errorp);
+    if (o->saved_ports_fd >= 0) {
+        o->saved_flows_fd = dpif_bpf_saved_map_open(pin_name,
+                                                    DPIF_BPF_SAVED_FLOWS,
+                                                    errorp);
+    }
     if (o->saved_ports_fd < 0 || o->saved_flows_fd < 0) {
-        error = errno;
-        *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s and "
-                            "%s (%s)", o->pin_dir, DPIF_BPF_SAVED_PORTS,
-                            DPIF_BPF_SAVED_FLOWS, ovs_strerror(error));
-        return error;
+        if (!*errorp) {
+            *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s "
+                                "and %s", o->pin_dir, DPIF_BPF_SAVED_PORTS,
+                                DPIF_BPF_SAVED_FLOWS);
+        }
+        return EPROTO;
     }
     return 0;
 }

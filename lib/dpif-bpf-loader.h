@@ -166,6 +166,8 @@ int dpif_bpf_obj_adopt(const char *dp_name,
                        struct dpif_bpf_obj **objp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
 int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
+int dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
+                            char **errorp);
 void dpif_bpf_enumerate_pinned(const char *instance, struct sset *names);
 void dpif_bpf_test_crash_point(const char *point, const char *arg);
 

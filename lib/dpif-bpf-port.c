@@ -859,19 +859,21 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
  * version, or not taken over for another reason): detaches the programs of
  * that datapath from the devices of the ports it saved, turns promiscuous
  * mode off where it turned it on and deletes the veth pairs of its internal
- * ports.  Best effort: the saved ports may be of an unknown layout. */
+ * ports.  Best effort: nothing is done if the saved ports are not there or
+ * of another layout (the ports that the bridge adds again replace the old
+ * programs on their devices anyway). */
 void
 dp_bpf_ports_remove_stale(const char *dp_name,
                           const struct dpif_bpf_obj_config *cfg)
 {
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
-                           DPIF_BPF_SAVED_PORTS);
     struct dpif_bpf_saved_port sp;
     uint32_t cur = 0, next;
     bool first = true;
-    int fd = bpf_obj_get(path);
+    char *errmsg;
+    int fd = dpif_bpf_saved_map_open(cfg->pin_name, DPIF_BPF_SAVED_PORTS,
+                                     &errmsg);
 
-    free(path);
+    free(errmsg);
     if (fd < 0) {
         return;
     }

@@ -169,15 +169,20 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 static void dp_bpf_free(struct dp_bpf *);
 
 /* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
- * whose pin directory is 'pin_name'.  Returns its fd or -1. */
+ * 'dp_name' whose pin directory is 'pin_name'.  Returns its fd or -1 (after
+ * a log line if it is there but not of our layout). */
 static int
-get_saved_map(const char *pin_name, const char *name)
+get_saved_map(const char *dp_name, const char *pin_name, const char *name)
 {
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name, name);
-    int fd = bpf_obj_get(path);
+    char *errmsg;
+    int fd = dpif_bpf_saved_map_open(pin_name, name, &errmsg);
 
-    free(path);
-    return fd < 0 ? -1 : fd;
+    if (errmsg) {
+        VLOG_WARN("%s: not carrying the ports and flows of the pinned "
+                  "datapath over: %s", dp_name, errmsg);
+        free(errmsg);
+    }
+    return fd;
 }
 
 /* Makes 'dp', freshly loaded with its maps pinned in a staging directory,
@@ -301,8 +306,12 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
              * saved, the new one replaces it without a gap, see
              * dp_bpf_replace(); without, its ports are detached from its
              * programs. */
-            old_ports_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_PORTS);
-            old_flows_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_FLOWS);
+            old_ports_fd = get_saved_map(name, pin_name,
+                                         DPIF_BPF_SAVED_PORTS);
+            old_flows_fd = (old_ports_fd >= 0
+                            ? get_saved_map(name, pin_name,
+                                            DPIF_BPF_SAVED_FLOWS)
+                            : -1);
             if (old_ports_fd >= 0 && old_flows_fd >= 0) {
                 staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, pin_name);
                 cfg.pin_name = staging;
