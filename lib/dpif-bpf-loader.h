@@ -61,8 +61,10 @@ uint32_t dpif_bpf_abi_version(void);
 /* For the test suite only: an ovs-vswitchd run with this environment
  * variable set to "load" (the maps of a new datapath pinned, not its
  * programs), "replace" (the ports of a replaced datapath carried over to
- * the new one, its pins not moved yet) or "port-add:<name>" (port <name>
- * half set up: in the maps, its program not attached yet) kills itself
+ * the new one, its pins not moved yet), "port-add:<name>" (port <name>
+ * half set up: in the maps, its program not attached yet) or
+ * "tunnel-created:<name>" (the VXLAN device of tunnel port <name> made,
+ * the port not saved with it yet) kills itself
  * with SIGKILL there, as a crash would: see dpif_bpf_test_crash_point(). */
 #define DPIF_BPF_TEST_CRASH_ENV "OVS_BPF_TEST_CRASH"
 

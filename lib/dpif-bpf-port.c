@@ -300,7 +300,13 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
     if (!dpif_bpf_link_has_master(port->tnl_dev)) {
         dpif_bpf_link_delete(port->tnl_dev);
     }
-    error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+    /* Saved first, without devices: if ovs-vswitchd dies before the port's
+     * next record, the next one deletes the device as that of a port that
+     * went away. */
+    error = dp_bpf_port_save(dp, port);
+    if (!error) {
+        error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+    }
     if (error) {
         VLOG_WARN("%s: cannot create VXLAN device %s for tunnel port %s "
                   "(%s)", dp->name, port->tnl_dev, port->name,
@@ -309,6 +315,7 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
         port->tnl_dev = NULL;
         return error;
     }
+    dpif_bpf_test_crash_point("tunnel-created", port->name);
     /* Only tunnel traffic goes through it. */
     dpif_bpf_link_disable_ipv6(port->tnl_dev);
     port->ifindex = port->attach_ifindex = if_nametoindex(port->tnl_dev);
@@ -786,6 +793,11 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
             }
             if (sp.peer_name[0] && attach_ifindex) {
                 dpif_bpf_link_delete(sp.peer_name);
+            } else if (sp.tnl_dev[0] && attach_ifindex
+                       && !dpif_bpf_link_has_master(sp.tnl_dev)) {
+                /* Ours, unless another datapath enslaved it (see
+                 * dp_bpf_tunnel_create()). */
+                dpif_bpf_link_delete(sp.tnl_dev);
             }
             bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
             continue;
