@@ -237,6 +237,7 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
         return error;
     }
 
+    sha1_bytes(o->elf, size, o->elf_sha1);
     o->skel = xzalloc(sizeof *o->skel);
     error = -datapath_bpf__create_skeleton(o->skel);
     if (error) {
@@ -551,10 +552,13 @@ pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
     int error = 0;
 
     if (fd < 0) {
+        uint32_t zero = 0;
+
         fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vsw_instance",
-                            sizeof(uint32_t), sizeof(uint32_t), 1, NULL);
-        error = (fd < 0 ? errno : pin_fd(o, name, fd, errorp));
-        if (fd < 0) {
+                            sizeof(uint32_t), sizeof o->elf_sha1, 1, NULL);
+        error = (fd < 0 || bpf_map_update_elem(fd, &zero, o->elf_sha1, 0)
+                 ? errno : pin_fd(o, name, fd, errorp));
+        if (error && !*errorp) {
             *errorp = xasprintf("cannot create the map %s (%s)", name,
                                 ovs_strerror(error));
         }
@@ -563,6 +567,40 @@ pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
         close(fd);
     }
     free(name);
+    return error;
+}
+
+/* Returns 0 if the datapath pinned for 'o' was loaded from an object file
+ * with the bytes of that of 'o' (or if that is not known: a datapath pinned
+ * before the marks existed), otherwise EPROTO with a message in
+ * '*errorp'. */
+static int
+check_object_mark(const struct dpif_bpf_obj *o, const char *instance,
+                  char **errorp)
+{
+    char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
+    uint8_t sha1[SHA1_DIGEST_SIZE];
+    int fd = get_pinned(o, name);
+    char *layout_error = NULL;
+    uint32_t zero = 0;
+    int error = 0;
+
+    free(name);
+    if (fd < 0) {
+        return 0;
+    }
+    /* A mark of another layout tells nothing. */
+    if (!check_map_layout(fd, "", BPF_MAP_TYPE_ARRAY, sizeof zero,
+                          sizeof sha1, &layout_error)
+        && !bpf_map_lookup_elem(fd, &zero, sha1)
+        && memcmp(sha1, o->elf_sha1, sizeof sha1)) {
+        *errorp = xasprintf("the datapath pinned in %s was loaded from "
+                            "another BPF object than %s", o->pin_dir,
+                            o->path);
+        error = EPROTO;
+    }
+    free(layout_error);
+    close(fd);
     return error;
 }
 
@@ -697,6 +735,12 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         } else {
             memcpy(&o->vlan_limit, (char *) rodata + ofs,
                    sizeof o->vlan_limit);
+            error = (cfg->check_object
+                     ? check_object_mark(o, cfg->instance
+                                            ? cfg->instance : "", &errmsg)
+                     : 0);
+        }
+        if (!error) {
             error = reuse_pinned_maps(o, &errmsg);
         }
         if (!error) {

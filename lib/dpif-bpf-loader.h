@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "bpf/datapath-abi.h"
+#include "sha1.h"
 
 struct sset;
 
@@ -113,13 +114,18 @@ struct dpif_bpf_saved_flow {
  * knows the pin directories of the datapaths of an instance (a pin
  * directory's name is the datapath's, then "-<instance>" if there is
  * one, which alone does not tell "ovs-bpf" of instance "x" from "ovs-bpf-x"
- * of none). */
+ * of none).  Its one value is the SHA-1 of the object file that the
+ * datapath was loaded from: an ovs-vswitchd whose object file differs
+ * replaces the datapath's programs rather than take them over. */
 #define DPIF_BPF_INSTANCE_PIN "vsw_instance_"
 
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of each flow table. */
     const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
     const char *instance;       /* OVS_BPF_INSTANCE, "" if unset. */
+    bool check_object;          /* Take over only the programs of our object
+                                 * file (not for ovs-dpctl, which loads
+                                 * none). */
     uint32_t vlan_limit;        /* VLAN tags the parser decodes (1 or 2). */
 };
 
@@ -127,6 +133,7 @@ struct dpif_bpf_obj_config {
 struct dpif_bpf_obj {
     struct datapath_bpf *skel;  /* The object, by its skeleton. */
     void *elf;                  /* The object file's bytes. */
+    uint8_t elf_sha1[SHA1_DIGEST_SIZE]; /* Their SHA-1. */
     char *path;                 /* The object file loaded. */
     char *pin_dir;              /* DPIF_BPF_PIN_ROOT/<datapath>. */
 

@@ -260,6 +260,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
                          dp->instance);
     cfg.pin_name = pin_name;
     cfg.instance = dp->instance;
+    cfg.check_object = !existing;
 
     if (existing && !dpif_bpf_obj_exists(&cfg)) {
         error = ENODEV;
