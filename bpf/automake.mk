@@ -80,10 +80,22 @@ bpf/datapath.bpf.o: $(BPF_SRC) $(BPF_INC)
 	$(AM_V_GEN)$(MKDIR_P) bpf && \
 	$(BPF_CLANG) $(BPF_CFLAGS) -I$(srcdir) -c $(srcdir)/bpf/datapath.bpf.c -o $@
 
+# The same object under the next ABI version, for the test suite's upgrade
+# test (tests/system-bpf.at), which restarts ovs-vswitchd onto it with
+# OVS_BPF_TEST_ABI_BUMP=1 (see lib/dpif-bpf-loader.h).  Not installed.
+BPF_TEST_OBJS = bpf/datapath-abi-next.bpf.o
+CLEANFILES += $(BPF_TEST_OBJS)
+bpf/datapath-abi-next.bpf.o: $(BPF_SRC) $(BPF_INC)
+	$(AM_V_GEN)$(MKDIR_P) bpf && \
+	$(BPF_CLANG) $(BPF_CFLAGS) -DOVS_BPF_TEST_ABI_BUMP=1 -I$(srcdir) \
+		-c $(srcdir)/bpf/datapath.bpf.c -o $@
+
 # The object's skeleton, with which the loader opens, checks and loads the
 # object and finds its maps and programs: struct datapath_bpf.
 BUILT_SOURCES += bpf/datapath.skel.h
 bpf/datapath.skel.h: bpf/datapath.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton bpf/datapath.bpf.o name datapath_bpf \
 		> $@.tmp && mv $@.tmp $@
+else
+BPF_TEST_OBJS =
 endif

@@ -38,6 +38,16 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf/datapath-abi.h"
+
+/* The ABI version that this object declares and checks downcalls against.
+ * The test suite builds a second object, bpf/datapath-abi-next.bpf.o, with
+ * -DOVS_BPF_TEST_ABI_BUMP=1: the same programs and layouts under the next
+ * version, which an ovs-vswitchd run with the environment variable of the
+ * same name accepts, to test an upgrade across ABI versions. */
+#ifndef OVS_BPF_TEST_ABI_BUMP
+#define OVS_BPF_TEST_ABI_BUMP 0
+#endif
+#define OVS_BPF_OBJ_ABI_VERSION (OVS_BPF_ABI_VERSION + OVS_BPF_TEST_ABI_BUMP)
 #include "bpf/maps.h"
 #include "bpf/parse.h"
 #include "bpf/upcall.h"
@@ -59,7 +69,7 @@
 /* Checked by ovs-vswitchd against the OVS_BPF_ABI_VERSION it was built
  * with.  The first .rodata variable in every version of the object, so that
  * the loader finds it at the same place in an object of another version. */
-const volatile __u32 ovs_bpf_abi_version = OVS_BPF_ABI_VERSION;
+const volatile __u32 ovs_bpf_abi_version = OVS_BPF_OBJ_ABI_VERSION;
 
 /* Set by the loader to OVS's flow_vlan_limit before loading: see
  * bpf/parse.h. */

@@ -113,7 +113,8 @@ ovs_bpf_downcall__(struct __sk_buff *skb)
         return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_FORGED);
     }
     n = dc.n_actions;
-    if (dc.abi_version != OVS_BPF_ABI_VERSION || n > OVS_BPF_MAX_ACTIONS) {
+    if (dc.abi_version != OVS_BPF_OBJ_ABI_VERSION
+        || n > OVS_BPF_MAX_ACTIONS) {
         return ovs_bpf_drop(OVS_BPF_DROP_DOWNCALL_MALFORMED);
     }
     acts_len = n * OVS_BPF_ACTION_SIZE;

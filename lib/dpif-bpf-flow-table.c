@@ -40,6 +40,7 @@
 #include "flow.h"
 #include "hash.h"
 #include "odp-util.h"
+#include "openvswitch/dynamic-string.h"
 #include "openvswitch/hmap.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
@@ -1227,20 +1228,25 @@ dp_bpf_flows_adopt(struct dp_bpf *dp)
  * ovs-vswitchd saved in the map 'saved_fd' of a datapath that 'dp'
  * replaces (one of another ABI version), translated anew, so that the new
  * programs forward them from their first packet.  Returns the number of
- * flows carried over; the others are left to upcalls. */
+ * flows carried over; the others are logged (each at DBG, their number at
+ * INFO) and left to upcalls. */
 size_t
 dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
 {
-    size_t n, n_done = 0;
+    size_t n, n_done = 0, n_failed = 0;
     ovs_u128 *ufids;
 
     ufids = collect_keys(saved_fd, sizeof *ufids, &n);
     for (size_t i = 0; i < n; i++) {
         struct dpif_bpf_saved_flow *sf = xmalloc(sizeof *sf);
+        int error;
 
-        if (!bpf_map_lookup_elem(saved_fd, &ufids[i], sf)
-            && (size_t) sf->key_len + sf->mask_len + sf->actions_len
-               <= sizeof sf->data) {
+        if (bpf_map_lookup_elem(saved_fd, &ufids[i], sf)) {
+            error = errno;
+        } else if ((size_t) sf->key_len + sf->mask_len + sf->actions_len
+                   > sizeof sf->data) {
+            error = EPROTO;
+        } else {
             struct dpif_flow_put put = {
                 .flags = DPIF_FP_CREATE,
                 .key = ALIGNED_CAST(const struct nlattr *, sf->data),
@@ -1255,11 +1261,27 @@ dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
                 .ufid = &ufids[i],
             };
 
-            if (!dp_bpf_flow_put__(dp, &put)) {
-                n_done++;
+            error = dp_bpf_flow_put__(dp, &put);
+        }
+        if (!error) {
+            n_done++;
+        } else {
+            n_failed++;
+            if (!VLOG_DROP_DBG(&rl)) {
+                struct ds ds = DS_EMPTY_INITIALIZER;
+
+                odp_format_ufid(&ufids[i], &ds);
+                VLOG_DBG("%s: flow %s not carried over to the new datapath "
+                         "(%s)", dp->name, ds_cstr(&ds), ovs_strerror(error));
+                ds_destroy(&ds);
             }
         }
         free(sf);
+    }
+    if (n_failed) {
+        VLOG_INFO("%s: %"PRIuSIZE" of the %"PRIuSIZE" flows of the replaced "
+                  "datapath could not be carried over (upcalls will set them "
+                  "up again)", dp->name, n_failed, n);
     }
     free(ufids);
     return n_done;

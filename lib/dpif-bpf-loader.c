@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <linux/magic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@
 #include "bpf/datapath.skel.h"
 #include "dirs.h"
 #include "openvswitch/vlog.h"
+#include "sset.h"
+#include "ovs-thread.h"
 #include "ovs-libbpf-log.h"
 #include "timeval.h"
 #include "util.h"
@@ -68,6 +71,50 @@ find_object(void)
         return installed;
     }
     return BPF_DATAPATH_BUILD_OBJ;
+}
+
+/* Returns the BPF ABI version that this ovs-vswitchd speaks (see
+ * DPIF_BPF_TEST_ABI_BUMP_ENV). */
+uint32_t
+dpif_bpf_abi_version(void)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+    static uint32_t version = OVS_BPF_ABI_VERSION;
+
+    if (ovsthread_once_start(&once)) {
+        const char *bump = getenv(DPIF_BPF_TEST_ABI_BUMP_ENV);
+
+        if (bump && !strcmp(bump, "1")) {
+            version++;
+            VLOG_INFO("%s=1: speaking BPF ABI version %"PRIu32" instead of "
+                      "%d (for tests only)", DPIF_BPF_TEST_ABI_BUMP_ENV,
+                      version, OVS_BPF_ABI_VERSION);
+        }
+        ovsthread_once_done(&once);
+    }
+    return version;
+}
+
+/* Kills this process with SIGKILL, as a crash would, if the environment
+ * variable DPIF_BPF_TEST_CRASH_ENV says "<point>" (with a null 'arg') or
+ * "<point>:<arg>".  For the tests of what the next ovs-vswitchd makes of
+ * what a crash in the middle of a datapath's or a port's setup leaves. */
+void
+dpif_bpf_test_crash_point(const char *point, const char *arg)
+{
+    const char *env = getenv(DPIF_BPF_TEST_CRASH_ENV);
+    size_t len = strlen(point);
+
+    if (env && !strncmp(env, point, len)
+        && (arg ? env[len] == ':' && !strcmp(env + len + 1, arg)
+            : !env[len])) {
+        /* Written before the kill, which an asynchronous log would lose:
+         * the test checks for it. */
+        vlog_disable_async();
+        VLOG_INFO("%s=%s: killing ovs-vswitchd here (for tests only)",
+                  DPIF_BPF_TEST_CRASH_ENV, env);
+        raise(SIGKILL);
+    }
 }
 
 /* Mounts the BPF filesystem on /sys/fs/bpf unless it is already there. */
@@ -108,6 +155,19 @@ remove_pins(const char *dir)
         closedir(d);
     }
     rmdir(dir);
+}
+
+/* Removes the pins that a replacement of the datapath of 'o' (see
+ * dp_bpf_replace()) left in its staging directory if ovs-vswitchd died in
+ * the middle of it: nothing uses them once the datapath is taken over
+ * (whose ports get its programs again) or removed. */
+static void
+remove_staging_pins(const struct dpif_bpf_obj *o)
+{
+    char *staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, o->pin_dir);
+
+    remove_pins(staging);
+    free(staging);
 }
 
 /* Reads the object file 'path' into '*datap' and '*sizep'. */
@@ -177,6 +237,7 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
         return error;
     }
 
+    sha1_bytes(o->elf, size, o->elf_sha1);
     o->skel = xzalloc(sizeof *o->skel);
     error = -datapath_bpf__create_skeleton(o->skel);
     if (error) {
@@ -193,8 +254,8 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
     if (error) {
         /* ESRCH: a map or a program of the skeleton is not in the file. */
         *errorp = xasprintf("cannot open BPF object %s as a datapath of ABI "
-                            "version %d (%s)", o->path, OVS_BPF_ABI_VERSION,
-                            ovs_strerror(error));
+                            "version %"PRIu32" (%s)", o->path,
+                            dpif_bpf_abi_version(), ovs_strerror(error));
     }
     return error;
 }
@@ -350,6 +411,70 @@ read_prog_rodata(int prog_fd, void **datap, uint32_t *sizep)
     return ENOENT;
 }
 
+/* Checks that 'fd', the map pinned as 'path', is a map of 'type' with
+ * 'key_size'-byte keys and 'value_size'-byte values: a map that an
+ * ovs-vswitchd of another layout pinned must not be read or written with
+ * ours.  Returns 0 or EPROTO (or another errno value if 'fd' cannot be
+ * queried), with a message in '*errorp'. */
+static int
+check_map_layout(int fd, const char *path, uint32_t type, uint32_t key_size,
+                 uint32_t value_size, char **errorp)
+{
+    struct bpf_map_info info;
+    uint32_t len = sizeof info;
+
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+        int error = errno;
+
+        *errorp = xasprintf("cannot query the map pinned as %s (%s)", path,
+                            ovs_strerror(error));
+        return error;
+    }
+    if (info.type != type || info.key_size != key_size
+        || info.value_size != value_size) {
+        const char *has = libbpf_bpf_map_type_str(info.type);
+        const char *wants = libbpf_bpf_map_type_str(type);
+
+        *errorp = xasprintf("the map pinned as %s has type %s, key size "
+                            "%"PRIu32" and value size %"PRIu32", not %s, "
+                            "%"PRIu32" and %"PRIu32" as this ovs-vswitchd "
+                            "expects", path, has ? has : "unknown",
+                            info.key_size, info.value_size,
+                            wants ? wants : "unknown", key_size, value_size);
+        return EPROTO;
+    }
+    return 0;
+}
+
+/* Opens the map of ovs-vswitchd's state 'map_name' (DPIF_BPF_SAVED_PORTS or
+ * DPIF_BPF_SAVED_FLOWS) pinned in the directory 'pin_name' below
+ * DPIF_BPF_PIN_ROOT and checks its layout.  Returns its fd, or -1: with
+ * ENOENT if there is no such pin, otherwise with a message in '*errorp'
+ * (to be freed by the caller) if the map does not fit. */
+int
+dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
+                        char **errorp)
+{
+    bool ports = !strcmp(map_name, DPIF_BPF_SAVED_PORTS);
+    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name,
+                           map_name);
+    int fd = bpf_obj_get(path);
+
+    *errorp = NULL;
+    if (fd >= 0
+        && check_map_layout(fd, path, BPF_MAP_TYPE_HASH,
+                            ports ? sizeof(uint32_t) : sizeof(ovs_u128),
+                            (ports ? sizeof(struct dpif_bpf_saved_port)
+                             : sizeof(struct dpif_bpf_saved_flow)),
+                            errorp)) {
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}
+
 /* Gives 'o', whose object file is open, the fd of the pinned map of each of
  * its pinned maps, checking that the pinned map fits. */
 static int
@@ -360,8 +485,6 @@ reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
 
     bpf_object__for_each_map (map, o->skel->obj) {
         const char *path = bpf_map__pin_path(map);
-        struct bpf_map_info info;
-        uint32_t len = sizeof info;
         int fd;
 
         if (!path) {
@@ -374,32 +497,38 @@ reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
                                 ovs_strerror(error));
             return error;
         }
-        memset(&info, 0, sizeof info);
-        error = bpf_obj_get_info_by_fd(fd, &info, &len) ? errno : 0;
-        if (!error && (info.type != bpf_map__type(map)
-                       || info.key_size != bpf_map__key_size(map)
-                       || info.value_size != bpf_map__value_size(map))) {
-            error = EPROTO;
-        }
+        error = check_map_layout(fd, path, bpf_map__type(map),
+                                 bpf_map__key_size(map),
+                                 bpf_map__value_size(map), errorp);
         if (!error) {
             error = -bpf_map__reuse_fd(map, fd);
+            if (error) {
+                *errorp = xasprintf("cannot reuse the map pinned as %s (%s)",
+                                    path, ovs_strerror(error));
+            }
         }
         close(fd);
         if (error) {
-            *errorp = xasprintf("%s does not fit map %s (%s)", path,
-                                bpf_map__name(map), ovs_strerror(error));
             return error;
         }
     }
     get_map_fds(o);
-    o->saved_ports_fd = get_pinned(o, DPIF_BPF_SAVED_PORTS);
-    o->saved_flows_fd = get_pinned(o, DPIF_BPF_SAVED_FLOWS);
+
+    const char *pin_name = o->pin_dir + strlen(DPIF_BPF_PIN_ROOT) + 1;
+    o->saved_ports_fd = dpif_bpf_saved_map_open(pin_name,
+                                                DPIF_BPF_SAVED_PORTS, errorp);
+    if (o->saved_ports_fd >= 0) {
+        o->saved_flows_fd = dpif_bpf_saved_map_open(pin_name,
+                                                    DPIF_BPF_SAVED_FLOWS,
+                                                    errorp);
+    }
     if (o->saved_ports_fd < 0 || o->saved_flows_fd < 0) {
-        error = errno;
-        *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s and "
-                            "%s (%s)", o->pin_dir, DPIF_BPF_SAVED_PORTS,
-                            DPIF_BPF_SAVED_FLOWS, ovs_strerror(error));
-        return error;
+        if (!*errorp) {
+            *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s "
+                                "and %s", o->pin_dir, DPIF_BPF_SAVED_PORTS,
+                                DPIF_BPF_SAVED_FLOWS);
+        }
+        return EPROTO;
     }
     return 0;
 }
@@ -413,6 +542,119 @@ obj_alloc(void)
     o->ct_reass_prog_fd = -1;
     o->saved_ports_fd = o->saved_flows_fd = -1;
     return o;
+}
+
+/* Pins in the pin directory of 'o' the mark of the instance 'instance' (see
+ * DPIF_BPF_INSTANCE_PIN), unless it is there. */
+static int
+pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
+                  char **errorp)
+{
+    char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
+    int fd = get_pinned(o, name);
+    int error = 0;
+
+    if (fd < 0) {
+        uint32_t zero = 0;
+
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vsw_instance",
+                            sizeof(uint32_t), sizeof o->elf_sha1, 1, NULL);
+        error = (fd < 0 || bpf_map_update_elem(fd, &zero, o->elf_sha1, 0)
+                 ? errno : pin_fd(o, name, fd, errorp));
+        if (error && !*errorp) {
+            *errorp = xasprintf("cannot create the map %s (%s)", name,
+                                ovs_strerror(error));
+        }
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(name);
+    return error;
+}
+
+/* Returns 0 if the datapath pinned for 'o' was loaded from an object file
+ * with the bytes of that of 'o' (or if that is not known: a datapath pinned
+ * before the marks existed), otherwise EPROTO with a message in
+ * '*errorp'. */
+static int
+check_object_mark(const struct dpif_bpf_obj *o, const char *instance,
+                  char **errorp)
+{
+    char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
+    uint8_t sha1[SHA1_DIGEST_SIZE];
+    int fd = get_pinned(o, name);
+    char *layout_error = NULL;
+    uint32_t zero = 0;
+    int error = 0;
+
+    free(name);
+    if (fd < 0) {
+        return 0;
+    }
+    /* A mark of another layout tells nothing. */
+    if (!check_map_layout(fd, "", BPF_MAP_TYPE_ARRAY, sizeof zero,
+                          sizeof sha1, &layout_error)
+        && !bpf_map_lookup_elem(fd, &zero, sha1)
+        && memcmp(sha1, o->elf_sha1, sizeof sha1)) {
+        *errorp = xasprintf("the datapath pinned in %s was loaded from "
+                            "another BPF object than %s", o->pin_dir,
+                            o->path);
+        error = EPROTO;
+    }
+    free(layout_error);
+    close(fd);
+    return error;
+}
+
+/* Adds to 'names' the name of each datapath of the instance 'instance'
+ * (OVS_BPF_INSTANCE, "" if unset) whose pins are below DPIF_BPF_PIN_ROOT,
+ * open or not: "ovs-dpctl dump-dps" lists them, as it lists the kernel's
+ * datapaths, also while no ovs-vswitchd runs. */
+void
+dpif_bpf_enumerate_pinned(const char *instance, struct sset *names)
+{
+    size_t inst_len = strlen(instance);
+    DIR *d = opendir(DPIF_BPF_PIN_ROOT);
+    struct dirent *de;
+
+    if (!d) {
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        const char *dir = de->d_name;
+        size_t len = strlen(dir);
+        struct stat st;
+        char *path;
+        bool ours;
+
+        /* A staging directory is not a datapath, even if a crash left a
+         * whole one there. */
+        if (dir[0] == '.'
+            || (len >= strlen(DPIF_BPF_STAGING_SUFFIX)
+                && !strcmp(dir + len - strlen(DPIF_BPF_STAGING_SUFFIX),
+                           DPIF_BPF_STAGING_SUFFIX))) {
+            continue;
+        }
+        path = xasprintf("%s/%s/"DPIF_BPF_INSTANCE_PIN"%s",
+                         DPIF_BPF_PIN_ROOT, dir, instance);
+        ours = !stat(path, &st);
+        free(path);
+        path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, dir,
+                         PIN_PROG_INGRESS);
+        ours = ours && !stat(path, &st);
+        free(path);
+        if (!ours) {
+            continue;
+        }
+        if (!inst_len) {
+            sset_add(names, dir);
+        } else if (len > inst_len + 1 && dir[len - inst_len - 1] == '-'
+                   && !strcmp(dir + len - inst_len, instance)) {
+            sset_add_and_free(names, xmemdup0(dir, len - inst_len - 1));
+        }
+    }
+    closedir(d);
 }
 
 /* Returns true if the pin directory of 'cfg' holds a datapath's programs
@@ -475,11 +717,12 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto out;
     }
     memcpy(&o->abi_version, rodata, sizeof o->abi_version);
-    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+    if (o->abi_version != dpif_bpf_abi_version()) {
         error = EPROTO;
         errmsg = xasprintf("the datapath pinned in %s has ABI version "
-                           "%"PRIu32", this ovs-vswitchd has %d",
-                           o->pin_dir, o->abi_version, OVS_BPF_ABI_VERSION);
+                           "%"PRIu32", this ovs-vswitchd has %"PRIu32,
+                           o->pin_dir, o->abi_version,
+                           dpif_bpf_abi_version());
         goto out;
     }
 
@@ -497,7 +740,17 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         } else {
             memcpy(&o->vlan_limit, (char *) rodata + ofs,
                    sizeof o->vlan_limit);
+            error = (cfg->check_object
+                     ? check_object_mark(o, cfg->instance
+                                            ? cfg->instance : "", &errmsg)
+                     : 0);
+        }
+        if (!error) {
             error = reuse_pinned_maps(o, &errmsg);
+        }
+        if (!error) {
+            error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
+                                      &errmsg);
         }
     }
 
@@ -513,6 +766,7 @@ out:
         return error;
     }
     o->adopted = true;
+    remove_staging_pins(o);
     VLOG_INFO("%s: took over the BPF datapath pinned in %s (ABI version "
               "%"PRIu32")", dp_name, o->pin_dir, o->abi_version);
     *objp = o;
@@ -579,11 +833,11 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
     o->abi_version = skel->rodata->ovs_bpf_abi_version;
-    if (o->abi_version != OVS_BPF_ABI_VERSION) {
+    if (o->abi_version != dpif_bpf_abi_version()) {
         error = EPROTO;
         *errorp = xasprintf("BPF object %s has ABI version %"PRIu32", "
-                            "ovs-vswitchd expects %d", o->path,
-                            o->abi_version, OVS_BPF_ABI_VERSION);
+                            "ovs-vswitchd expects %"PRIu32, o->path,
+                            o->abi_version, dpif_bpf_abi_version());
         goto error;
     }
 
@@ -610,6 +864,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
 
     get_map_fds(o);
+    dpif_bpf_test_crash_point("load", NULL);
     o->ingress_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ingress));
     o->downcall_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_downcall));
     o->meter_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_meter_packet));
@@ -626,6 +881,10 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     }
     if (!error) {
         error = pin_fd(o, PIN_PROG_CT_REASS, o->ct_reass_prog_fd, errorp);
+    }
+    if (!error) {
+        error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
+                                  errorp);
     }
     if (error) {
         goto error;
@@ -681,6 +940,7 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
     if (o->pin_dir) {
         if (remove_pins_) {
             remove_pins(o->pin_dir);
+            remove_staging_pins(o);
         }
         free(o->pin_dir);
     }

@@ -41,11 +41,33 @@
 #include <stdint.h>
 
 #include "bpf/datapath-abi.h"
+#include "sha1.h"
+
+struct sset;
 
 /* Where the object is searched, in order: the OVS_BPF_DATAPATH_OBJ
  * environment variable, <pkgdatadir>/bpf/datapath.bpf.o, and the build tree
  * path BPF_DATAPATH_BUILD_OBJ (defined by the build). */
 #define DPIF_BPF_OBJ_ENV "OVS_BPF_DATAPATH_OBJ"
+
+/* For the test suite's upgrade test only: an ovs-vswitchd run with this
+ * environment variable set to 1 speaks the next BPF ABI version
+ * (OVS_BPF_ABI_VERSION + 1), which is that of the object
+ * bpf/datapath-abi-next.bpf.o the build makes for the test (the same
+ * programs and layouts, see bpf/datapath.bpf.c). */
+#define DPIF_BPF_TEST_ABI_BUMP_ENV "OVS_BPF_TEST_ABI_BUMP"
+
+uint32_t dpif_bpf_abi_version(void);
+
+/* For the test suite only: an ovs-vswitchd run with this environment
+ * variable set to "load" (the maps of a new datapath pinned, not its
+ * programs), "replace" (the ports of a replaced datapath carried over to
+ * the new one, its pins not moved yet), "port-add:<name>" (port <name>
+ * half set up: in the maps, its program not attached yet) or
+ * "tunnel-created:<name>" (the VXLAN device of tunnel port <name> made,
+ * the port not saved with it yet) kills itself
+ * with SIGKILL there, as a crash would: see dpif_bpf_test_crash_point(). */
+#define DPIF_BPF_TEST_CRASH_ENV "OVS_BPF_TEST_CRASH"
 
 /* Root of the pinned maps of all datapaths. */
 #define DPIF_BPF_PIN_ROOT "/sys/fs/bpf/ovs-bpf"
@@ -66,7 +88,9 @@ struct dpif_bpf_saved_port {
     int32_t attach_ifindex;
     uint8_t created_qdisc;
     uint8_t promisc_ours;       /* Promiscuous mode to turn off at removal. */
-    uint8_t pad[6];
+    uint8_t attaching;          /* Saved before its program was attached:
+                                 * 'created_qdisc' is not known yet. */
+    uint8_t pad[5];
 };
 
 /* A value of DPIF_BPF_SAVED_FLOWS, whose key is the flow's ufid: the ODP
@@ -81,9 +105,27 @@ struct dpif_bpf_saved_flow {
     uint8_t data[DPIF_BPF_SAVED_FLOW_DATA];
 };
 
+/* Appended to the pin directory of a datapath, the staging directory of
+ * the datapath that replaces it (see dp_bpf_replace()). */
+#define DPIF_BPF_STAGING_SUFFIX "_next"
+
+/* Pinned next to the maps, with the OVS_BPF_INSTANCE of the datapath's
+ * ovs-vswitchd appended: the mark by which dpif_bpf_enumerate_pinned()
+ * knows the pin directories of the datapaths of an instance (a pin
+ * directory's name is the datapath's, then "-<instance>" if there is
+ * one, which alone does not tell "ovs-bpf" of instance "x" from "ovs-bpf-x"
+ * of none).  Its one value is the SHA-1 of the object file that the
+ * datapath was loaded from: an ovs-vswitchd whose object file differs
+ * replaces the datapath's programs rather than take them over. */
+#define DPIF_BPF_INSTANCE_PIN "vsw_instance_"
+
 struct dpif_bpf_obj_config {
     uint32_t flow_table_size;   /* max_entries of each flow table. */
     const char *pin_name;       /* Directory below DPIF_BPF_PIN_ROOT. */
+    const char *instance;       /* OVS_BPF_INSTANCE, "" if unset. */
+    bool check_object;          /* Take over only the programs of our object
+                                 * file (not for ovs-dpctl, which loads
+                                 * none). */
     uint32_t vlan_limit;        /* VLAN tags the parser decodes (1 or 2). */
 };
 
@@ -91,6 +133,7 @@ struct dpif_bpf_obj_config {
 struct dpif_bpf_obj {
     struct datapath_bpf *skel;  /* The object, by its skeleton. */
     void *elf;                  /* The object file's bytes. */
+    uint8_t elf_sha1[SHA1_DIGEST_SIZE]; /* Their SHA-1. */
     char *path;                 /* The object file loaded. */
     char *pin_dir;              /* DPIF_BPF_PIN_ROOT/<datapath>. */
 
@@ -134,6 +177,10 @@ int dpif_bpf_obj_adopt(const char *dp_name,
                        struct dpif_bpf_obj **objp);
 void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
 int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
+int dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
+                            char **errorp);
+void dpif_bpf_enumerate_pinned(const char *instance, struct sset *names);
+void dpif_bpf_test_crash_point(const char *point, const char *arg);
 
 /* TC ingress attachment of 'prog_fd' to the device 'ifindex' (named
  * 'devname', for messages).  '*created_qdisc' tells whether the clsact qdisc

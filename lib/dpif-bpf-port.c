@@ -76,6 +76,7 @@ struct dp_bpf_port {
     char *peer_name;            /* Internal ports: the hidden veth end. */
     char *tnl_dev;              /* Tunnel ports: the device we made. */
     bool created_qdisc;
+    bool attaching;             /* Set up until its program is attached. */
 };
 
 /* Saves 'port' in the map of ovs-vswitchd's state, for the next
@@ -99,6 +100,7 @@ dp_bpf_port_save(struct dp_bpf *dp, const struct dp_bpf_port *port)
     sp.attach_ifindex = port->attach_ifindex;
     sp.created_qdisc = port->created_qdisc;
     sp.promisc_ours = port->promisc_ours;
+    sp.attaching = port->attaching;
     return (bpf_map_update_elem(dp->obj->saved_ports_fd, &port_no, &sp,
                                 BPF_ANY)
             ? errno : 0);
@@ -298,7 +300,13 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
     if (!dpif_bpf_link_has_master(port->tnl_dev)) {
         dpif_bpf_link_delete(port->tnl_dev);
     }
-    error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+    /* Saved first, without devices: if ovs-vswitchd dies before the port's
+     * next record, the next one deletes the device as that of a port that
+     * went away. */
+    error = dp_bpf_port_save(dp, port);
+    if (!error) {
+        error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+    }
     if (error) {
         VLOG_WARN("%s: cannot create VXLAN device %s for tunnel port %s "
                   "(%s)", dp->name, port->tnl_dev, port->name,
@@ -307,6 +315,7 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
         port->tnl_dev = NULL;
         return error;
     }
+    dpif_bpf_test_crash_point("tunnel-created", port->name);
     /* Only tunnel traffic goes through it. */
     dpif_bpf_link_disable_ipv6(port->tnl_dev);
     port->ifindex = port->attach_ifindex = if_nametoindex(port->tnl_dev);
@@ -357,7 +366,13 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
                                                 hash_string(dp->instance, 0)));
         /* A veth pair that a killed ovs-vswitchd left behind. */
         dpif_bpf_link_delete(port->peer_name);
-        error = dpif_bpf_veth_create(name, port->peer_name);
+        /* Saved first, without devices: if ovs-vswitchd dies before the
+         * record below, the next one deletes the pair as a port that
+         * went away. */
+        error = dp_bpf_port_save(dp, port);
+        if (!error) {
+            error = dpif_bpf_veth_create(name, port->peer_name);
+        }
         if (error) {
             VLOG_WARN("%s: cannot create veth pair %s/%s for internal port "
                       "(%s)", dp->name, name, port->peer_name,
@@ -387,16 +402,34 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         goto error;
     }
 
+    /* Until the program is attached, the record says so: the next
+     * ovs-vswitchd attaches it (again) if this one dies meanwhile, and
+     * learns then whether the qdisc is ours. */
+    port->attaching = true;
+    port->created_qdisc = true;
     if (strcmp(type, "internal") && !tunnel
         && !dpif_bpf_link_is_promisc(name)) {
+        port->promisc_ours = true;
+    }
+    error = dp_bpf_port_save(dp, port);
+    if (error) {
+        VLOG_WARN("%s: cannot save port %s for the next ovs-vswitchd (%s)",
+                  dp->name, name, ovs_strerror(error));
+        port->promisc_ours = false;
+        port->created_qdisc = false;
+        goto error;
+    }
+
+    if (port->promisc_ours) {
         /* As the kernel datapath does: a port receives every frame. */
         error = dpif_bpf_link_set_promisc(port->ifindex, true);
         if (error) {
             VLOG_WARN("%s: cannot turn on promiscuous mode on %s (%s)",
                       dp->name, name, ovs_strerror(error));
+            port->promisc_ours = false;
+            port->created_qdisc = false;
             goto error;
         }
-        port->promisc_ours = true;
     }
 
     /* The maps first, so that the program finds the port as soon as it
@@ -413,9 +446,11 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     if (error) {
         VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
                   ovs_strerror(error));
+        port->created_qdisc = false;
         goto error;
     }
 
+    dpif_bpf_test_crash_point("port-add", name);
     error = dpif_bpf_tc_attach(port->attach_ifindex,
                                (port->peer_name ? port->peer_name
                                 : port->tnl_dev ? port->tnl_dev : name),
@@ -425,6 +460,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         /* Not attached: do not detach. */
         goto error_detached;
     }
+    port->attaching = false;
     error = dp_bpf_port_save(dp, port);
     if (error) {
         VLOG_WARN("%s: cannot save port %s for the next ovs-vswitchd (%s)",
@@ -665,9 +701,47 @@ dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
     port->attach_ifindex = *attach_ifindexp;
     port->created_qdisc = sp->created_qdisc;
     port->promisc_ours = sp->promisc_ours;
+    port->attaching = sp->attaching;
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
     *portp = port;
     return 0;
+}
+
+/* Puts 'port', whose devices are there, into the port maps of 'dp', attaches
+ * the ingress program to its device (replacing what is there in one step)
+ * and saves it.  With the record of a port whose addition a crash
+ * interrupted, the filter may or may not be there: the attach tells whether
+ * the qdisc is ours (see dpif_bpf_tc_attach()). */
+static int
+dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    struct ovs_bpf_port info;
+    bool created;
+    int error;
+
+    memset(&info, 0, sizeof info);
+    info.ifindex = port->attach_ifindex;
+    info.flags = port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0;
+    error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)
+             ? errno
+             : dp_bpf_ifindex_map_set(dp, port->attach_ifindex, port_no));
+    if (!error) {
+        error = dpif_bpf_tc_attach(port->attach_ifindex,
+                                   (port->peer_name ? port->peer_name
+                                    : port->tnl_dev ? port->tnl_dev
+                                    : port->name),
+                                   dp->obj->ingress_prog_fd, &created);
+    }
+    if (!error) {
+        if (port->attaching) {
+            port->created_qdisc = created;
+            port->attaching = false;
+        }
+        error = dp_bpf_port_save(dp, port);
+    }
+    return error;
 }
 
 /* Takes over the ports that the previous ovs-vswitchd saved, with their
@@ -719,9 +793,30 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
             }
             if (sp.peer_name[0] && attach_ifindex) {
                 dpif_bpf_link_delete(sp.peer_name);
+            } else if (sp.tnl_dev[0] && attach_ifindex
+                       && !dpif_bpf_link_has_master(sp.tnl_dev)) {
+                /* Ours, unless another datapath enslaved it (see
+                 * dp_bpf_tunnel_create()). */
+                dpif_bpf_link_delete(sp.tnl_dev);
             }
             bpf_map_delete_elem(dp->obj->saved_ports_fd, &port_no);
             continue;
+        }
+
+        /* Attached again (the same program replaces itself in one step)
+         * in case a crash interrupted the addition of this port or a
+         * replacement of the datapath (see dp_bpf_replace()), which may
+         * have left another program on the device. */
+        bool attaching = port->attaching;
+        error = dp_bpf_port_attach(dp, port);
+        if (error) {
+            VLOG_WARN("%s: cannot attach port %s again (%s)", dp->name,
+                      port->name, ovs_strerror(error));
+            dp_bpf_port_remove(dp, port);
+            continue;
+        } else if (attaching) {
+            VLOG_INFO("%s: finished adding port %s, which the previous "
+                      "ovs-vswitchd was adding", dp->name, port->name);
         }
 
         seq_change(dp->port_seq);
@@ -747,10 +842,8 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
     bool first = true;
 
     while (!bpf_map_get_next_key(saved_fd, first ? NULL : &cur, &next)) {
-        struct ovs_bpf_port info;
         struct dp_bpf_port *port;
         int attach_ifindex;
-        bool created;
         int error;
 
         first = false;
@@ -760,22 +853,7 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
             continue;
         }
 
-        memset(&info, 0, sizeof info);
-        info.ifindex = attach_ifindex;
-        info.flags = port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0;
-        error = (bpf_map_update_elem(dp->obj->ports_fd, &cur, &info, BPF_ANY)
-                 ? errno
-                 : dp_bpf_ifindex_map_set(dp, attach_ifindex, cur));
-        if (!error) {
-            error = dpif_bpf_tc_attach(attach_ifindex,
-                                       (port->peer_name ? port->peer_name
-                                        : port->tnl_dev ? port->tnl_dev
-                                        : port->name),
-                                       dp->obj->ingress_prog_fd, &created);
-        }
-        if (!error) {
-            error = dp_bpf_port_save(dp, port);
-        }
+        error = dp_bpf_port_attach(dp, port);
         if (error) {
             VLOG_WARN("%s: cannot carry port %s over to the new datapath "
                       "(%s)", dp->name, port->name, ovs_strerror(error));
@@ -793,19 +871,21 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
  * version, or not taken over for another reason): detaches the programs of
  * that datapath from the devices of the ports it saved, turns promiscuous
  * mode off where it turned it on and deletes the veth pairs of its internal
- * ports.  Best effort: the saved ports may be of an unknown layout. */
+ * ports.  Best effort: nothing is done if the saved ports are not there or
+ * of another layout (the ports that the bridge adds again replace the old
+ * programs on their devices anyway). */
 void
 dp_bpf_ports_remove_stale(const char *dp_name,
                           const struct dpif_bpf_obj_config *cfg)
 {
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
-                           DPIF_BPF_SAVED_PORTS);
     struct dpif_bpf_saved_port sp;
     uint32_t cur = 0, next;
     bool first = true;
-    int fd = bpf_obj_get(path);
+    char *errmsg;
+    int fd = dpif_bpf_saved_map_open(cfg->pin_name, DPIF_BPF_SAVED_PORTS,
+                                     &errmsg);
 
-    free(path);
+    free(errmsg);
     if (fd < 0) {
         return;
     }

@@ -172,15 +172,20 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 static void dp_bpf_free(struct dp_bpf *);
 
 /* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
- * whose pin directory is 'pin_name'.  Returns its fd or -1. */
+ * 'dp_name' whose pin directory is 'pin_name'.  Returns its fd or -1 (after
+ * a log line if it is there but not of our layout). */
 static int
-get_saved_map(const char *pin_name, const char *name)
+get_saved_map(const char *dp_name, const char *pin_name, const char *name)
 {
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name, name);
-    int fd = bpf_obj_get(path);
+    char *errmsg;
+    int fd = dpif_bpf_saved_map_open(pin_name, name, &errmsg);
 
-    free(path);
-    return fd < 0 ? -1 : fd;
+    if (errmsg) {
+        VLOG_WARN("%s: not carrying the ports and flows of the pinned "
+                  "datapath over: %s", dp_name, errmsg);
+        free(errmsg);
+    }
+    return fd;
 }
 
 /* Makes 'dp', freshly loaded with its maps pinned in a staging directory,
@@ -199,6 +204,7 @@ dp_bpf_replace(struct dp_bpf *dp, const char *pin_name, int ports_fd,
     ovs_mutex_lock(&dp->mutex);
     dp_bpf_ports_carry_over(dp, ports_fd);
     ovs_mutex_unlock(&dp->mutex);
+    dpif_bpf_test_crash_point("replace", NULL);
 
     error = dpif_bpf_obj_move_pins(dp->obj, pin_name);
     if (error) {
@@ -257,6 +263,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     pin_name = xasprintf("%s%s%s", name, dp->instance[0] ? "-" : "",
                          dp->instance);
     cfg.pin_name = pin_name;
+    cfg.instance = dp->instance;
+    cfg.check_object = !existing;
 
     if (existing && !dpif_bpf_obj_exists(&cfg)) {
         error = ENODEV;
@@ -303,10 +311,14 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
              * saved, the new one replaces it without a gap, see
              * dp_bpf_replace(); without, its ports are detached from its
              * programs. */
-            old_ports_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_PORTS);
-            old_flows_fd = get_saved_map(pin_name, DPIF_BPF_SAVED_FLOWS);
+            old_ports_fd = get_saved_map(name, pin_name,
+                                         DPIF_BPF_SAVED_PORTS);
+            old_flows_fd = (old_ports_fd >= 0
+                            ? get_saved_map(name, pin_name,
+                                            DPIF_BPF_SAVED_FLOWS)
+                            : -1);
             if (old_ports_fd >= 0 && old_flows_fd >= 0) {
-                staging = xasprintf("%s_next", pin_name);
+                staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, pin_name);
                 cfg.pin_name = staging;
             } else {
                 dp_bpf_ports_remove_stale(name, &cfg);
@@ -465,6 +477,9 @@ dpif_bpf_enumerate(struct sset *all_dps, const struct dpif_class *class)
 {
     struct shash_node *node;
 
+    const char *instance = getenv("OVS_BPF_INSTANCE");
+    char *inst = xasprintf("%.4s", instance ? instance : "");
+
     ovs_mutex_lock(&dp_bpf_mutex);
     SHASH_FOR_EACH (node, &dp_bpfs) {
         struct dp_bpf *dp = node->data;
@@ -474,6 +489,9 @@ dpif_bpf_enumerate(struct sset *all_dps, const struct dpif_class *class)
         }
     }
     ovs_mutex_unlock(&dp_bpf_mutex);
+    /* And those that outlived their ovs-vswitchd. */
+    dpif_bpf_enumerate_pinned(inst, all_dps);
+    free(inst);
     return 0;
 }
 
@@ -635,7 +653,7 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
 
     memset(&dc, 0, sizeof dc);
     dc.magic = OVS_BPF_DOWNCALL_MAGIC;
-    dc.abi_version = OVS_BPF_ABI_VERSION;
+    dc.abi_version = dpif_bpf_abi_version();
     memcpy(dc.secret, dp->secret, sizeof dc.secret);
     dc.in_port = odp_to_u32(md->in_port.odp_port);
     dc.n_actions = n_actions;
@@ -1253,7 +1271,8 @@ dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
 static char *
 dpif_bpf_get_datapath_version(void)
 {
-    return xasprintf("bpf (ABI version %d)", OVS_BPF_ABI_VERSION);
+    return xasprintf("bpf (ABI version %"PRIu32")",
+                     dpif_bpf_abi_version());
 }
 
 /* Appends to 'ds' the drop counters of 'dp': the total, each drop reason,

@@ -77,7 +77,7 @@ $(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUIT
 # In a network namespace of its own (tests/run-in-private-netns): the
 # conntrack tests empty the kernel's connection table between tests.
 EXTRA_DIST += tests/run-in-private-netns
-check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE)
+check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE) $(BPF_TEST_OBJS)
 	$(SHELL) $(srcdir)/tests/run-in-private-netns \
 		$(SHELL) '$(SYSTEM_BPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1

@@ -19,10 +19,15 @@ restart tests.
     bpf-udp-stream.py recv PORT FILE
         counts the distinct sequence numbers received on UDP PORT and
         keeps FILE up to date with their number (rewritten at most every
-        100 ms, and when a datagram arrives after a pause)
+        100 ms, and when a datagram arrives after a pause), and FILE.gaps
+        with the numbers below the highest received that are missing (lost,
+        or still on their way: the first datagram of a flow goes through
+        ovs-vswitchd, and the next ones may pass it in BPF)
     bpf-udp-stream.py send ADDR PORT RATE STOP FILE
         sends numbered datagrams to ADDR:PORT at RATE per second until the
-        file STOP exists, then writes the number sent into FILE
+        file STOP exists, then writes the number sent into FILE; FILE.start
+        has the time (UTC) of number 0, which sends number N about N / RATE
+        seconds later, to match a lost datagram with the log
     bpf-udp-stream.py send-one ADDR PORT
         sends one datagram
 """
@@ -47,18 +52,26 @@ def recv(port, path):
     sock.bind(("0.0.0.0", port))
     sock.settimeout(0.1)
     seen = set()
+    highest = -1
     written = -1
     last_write = 0.0
     write_atomically(path, "0\n")
+    write_atomically(path + ".gaps", "")
     while True:
         try:
             data, _ = sock.recvfrom(2048)
             if len(data) >= 8:
-                seen.add(struct.unpack("!Q", data[:8])[0])
+                n = struct.unpack("!Q", data[:8])[0]
+                seen.add(n)
+                highest = max(highest, n)
         except socket.timeout:
             pass
         now = time.monotonic()
         if len(seen) != written and now - last_write >= 0.1:
+            gaps = (sorted(set(range(highest + 1)) - seen)
+                    if len(seen) != highest + 1 else [])
+            write_atomically(path + ".gaps",
+                             "".join("%d\n" % n for n in gaps))
             write_atomically(path, "%d\n" % len(seen))
             written = len(seen)
             last_write = now
@@ -66,7 +79,11 @@ def recv(port, path):
 
 def send(addr, port, rate, stop, path):
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    now = time.time()
     start = time.monotonic()
+    write_atomically(path + ".start",
+                     time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+                     + ".%03dZ\n" % (int(now * 1000) % 1000))
     n = 0
     while not os.path.exists(stop):
         # Paced by the clock: after a delay, catch up at once.
