@@ -57,6 +57,9 @@ COVERAGE_DEFINE(dpif_bpf_masks_full);
 COVERAGE_DEFINE(dpif_bpf_flow_unsaved);
 COVERAGE_DEFINE(dpif_bpf_map_update_batch);
 
+/* Flows returned per flow_dump_next() call, at most. */
+#define DP_BPF_DUMP_BATCH 50
+
 /* Flow puts installed together, at most: the puts that a handler thread
  * hands over for one batch of upcalls (ofproto-dpif-upcall.c's
  * UPCALL_MAX_BATCH) fit. */
@@ -927,21 +930,13 @@ dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
     return error;
 }
 
-void
+/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
+static void
 dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
-                         const struct dp_bpf_flow *flow,
-                         const struct ovs_bpf_flow *value, bool terse,
+                         const struct dp_bpf_flow *flow, bool terse,
                          struct ofpbuf *buf, struct dpif_flow *out)
     OVS_REQUIRES(dp->mutex)
 {
-    struct ovs_bpf_flow *read = NULL;
-
-    if (!value) {
-        read = xmalloc(sizeof *read);
-        dp_bpf_flow_read(dp, flow, read);
-        value = read;
-    }
-
     memset(out, 0, sizeof *out);
     if (!terse) {
         size_t key_ofs, mask_ofs, actions_ofs;
@@ -968,12 +963,10 @@ dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
     out->ufid = flow->ufid;
     out->ufid_present = true;
     out->pmd_id = PMD_ID_NULL;
-    stats_from_bpf(&value->stats, &out->stats);
-    stats_add(&out->stats, &flow->up_stats);
+    dp_bpf_flow_get_stats(dp, flow, &out->stats);
     out->attrs.offloaded = false;
     out->attrs.dp_layer = "bpf";
     out->attrs.dp_extra_info = NULL;
-    free(read);
 }
 
 int
@@ -988,8 +981,7 @@ dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
     ovs_mutex_lock(&dp->mutex);
     flow = dp_bpf_find_flow(dp, &ufid);
     if (flow) {
-        dp_bpf_flow_to_dpif_flow(dp, flow, NULL, false, get->buffer,
-                                 get->flow);
+        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
     } else {
         error = ENOENT;
     }
@@ -1009,6 +1001,112 @@ dpif_bpf_flow_flush(struct dpif *dpif)
     }
     ovs_mutex_unlock(&dp->mutex);
     return 0;
+}
+
+struct dpif_bpf_flow_dump {
+    struct dpif_flow_dump up;
+    struct ovs_mutex mutex;
+    struct hmap_position pos OVS_GUARDED;
+    bool done OVS_GUARDED;
+};
+
+struct dpif_bpf_flow_dump_thread {
+    struct dpif_flow_dump_thread up;
+    struct dpif_bpf_flow_dump *dump;
+    struct ofpbuf bufs[DP_BPF_DUMP_BATCH];
+};
+
+static struct dpif_bpf_flow_dump *
+dpif_bpf_flow_dump_cast(struct dpif_flow_dump *dump)
+{
+    return CONTAINER_OF(dump, struct dpif_bpf_flow_dump, up);
+}
+
+static struct dpif_bpf_flow_dump_thread *
+dpif_bpf_flow_dump_thread_cast(struct dpif_flow_dump_thread *thread)
+{
+    return CONTAINER_OF(thread, struct dpif_bpf_flow_dump_thread, up);
+}
+
+struct dpif_flow_dump *
+dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
+                          struct dpif_flow_dump_types *types OVS_UNUSED)
+{
+    struct dpif_bpf_flow_dump *dump = xzalloc(sizeof *dump);
+
+    dpif_flow_dump_init(&dump->up, dpif);
+    dump->up.terse = terse;
+    ovs_mutex_init(&dump->mutex);
+    return &dump->up;
+}
+
+int
+dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+
+    ovs_mutex_destroy(&dump->mutex);
+    free(dump);
+    return 0;
+}
+
+struct dpif_flow_dump_thread *
+dpif_bpf_flow_dump_thread_create(struct dpif_flow_dump *dump_)
+{
+    struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
+    struct dpif_bpf_flow_dump_thread *thread = xzalloc(sizeof *thread);
+
+    dpif_flow_dump_thread_init(&thread->up, &dump->up);
+    thread->dump = dump;
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_init(&thread->bufs[i], 0);
+    }
+    return &thread->up;
+}
+
+void
+dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *thread_)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+
+    for (int i = 0; i < DP_BPF_DUMP_BATCH; i++) {
+        ofpbuf_uninit(&thread->bufs[i]);
+    }
+    free(thread);
+}
+
+int
+dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
+                        struct dpif_flow *flows, int max_flows)
+{
+    struct dpif_bpf_flow_dump_thread *thread
+        = dpif_bpf_flow_dump_thread_cast(thread_);
+    struct dpif_bpf_flow_dump *dump = thread->dump;
+    struct dp_bpf *dp = get_dp_bpf(dump->up.dpif);
+    int n = 0;
+
+    max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
+
+    ovs_mutex_lock(&dump->mutex);
+    ovs_mutex_lock(&dp->mutex);
+    while (!dump->done && n < max_flows) {
+        struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
+        struct dp_bpf_flow *flow;
+
+        if (!node) {
+            dump->done = true;
+            break;
+        }
+        flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
+        ofpbuf_clear(&thread->bufs[n]);
+        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
+                                 &flows[n]);
+        n++;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    ovs_mutex_unlock(&dump->mutex);
+    return n;
 }
 
 /* Forgets every flow of 'dp' and leaves them in BPF, as the close of a

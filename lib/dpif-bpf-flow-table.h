@@ -35,8 +35,6 @@ struct dpif_flow_dump_types;
 struct dpif_flow_get;
 struct dpif_flow_put;
 struct dpif_flow_stats;
-struct ofpbuf;
-struct ovs_bpf_flow;
 
 /* Operations of the dpif class. */
 int dp_bpf_flow_put(struct dpif *, struct dpif_flow_put *);
@@ -46,7 +44,6 @@ int dp_bpf_flow_del(struct dpif *, struct dpif_flow_del *);
 int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
 int dpif_bpf_flow_flush(struct dpif *);
 
-/* Flow dumps (dpif-bpf-flow-dump.c). */
 struct dpif_flow_dump *dpif_bpf_flow_dump_create(
     const struct dpif *, bool terse, struct dpif_flow_dump_types *);
 int dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *);
@@ -55,15 +52,6 @@ struct dpif_flow_dump_thread *dpif_bpf_flow_dump_thread_create(
 void dpif_bpf_flow_dump_thread_destroy(struct dpif_flow_dump_thread *);
 int dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *,
                             struct dpif_flow *, int max_flows);
-
-/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'
- * (unless 'terse'), and the statistics of its BPF entry 'value', or of the
- * entry read now if 'value' is null. */
-void dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
-                              const struct dp_bpf_flow *,
-                              const struct ovs_bpf_flow *value, bool terse,
-                              struct ofpbuf *buf, struct dpif_flow *out)
-    OVS_REQUIRES(dp->mutex);
 
 /* For the slow path and the datapath's destruction. */
 struct dp_bpf_flow *dp_bpf_find_flow_by_tkey(

@@ -35,7 +35,6 @@
 #include <bpf/bpf.h>
 
 #include "bpf/datapath-abi.h"
-#include "bitmap.h"
 #include "command-line.h"
 #include "dpif.h"
 #include "dpif-bpf-loader.h"
@@ -86,9 +85,9 @@ test_put_uninit(struct test_put *tp)
 /* Hands the 'n' puts of 'tps' to dpif_operate() at once and prints the
  * result of each. */
 static void
-operate__(struct dpif *dpif, struct test_put *tps, size_t n, bool print)
+operate(struct dpif *dpif, struct test_put *tps, size_t n)
 {
-    struct dpif_op *ops[64];
+    struct dpif_op *ops[16];
 
     assert(n <= ARRAY_SIZE(ops));
     for (size_t i = 0; i < n; i++) {
@@ -97,19 +96,9 @@ operate__(struct dpif *dpif, struct test_put *tps, size_t n, bool print)
     }
     dpif_operate(dpif, ops, n, DPIF_OFFLOAD_AUTO);
     for (size_t i = 0; i < n; i++) {
-        if (print) {
-            printf("put %"PRIuSIZE": %s\n", i,
-                   tps[i].op.error ? ovs_strerror(tps[i].op.error) : "ok");
-        } else {
-            assert(!tps[i].op.error);
-        }
+        printf("put %"PRIuSIZE": %s\n", i,
+               tps[i].op.error ? ovs_strerror(tps[i].op.error) : "ok");
     }
-}
-
-static void
-operate(struct dpif *dpif, struct test_put *tps, size_t n)
-{
-    operate__(dpif, tps, n, true);
 }
 
 /* Prints the number of flows that a dump of 'dpif' returns. */
@@ -278,123 +267,8 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     dpif_close(dpif);
 }
 
-/* Dumps the flows of 'dpif' with 'n_threads' dump threads that take turns,
- * each asking for at most 'max' flows a call, and prints how many flows
- * came, how many twice, and how many with the statistics of their BPF
- * entry (flow 'i' of 'tps' has i + 1 packets). */
-static void
-check_dump(struct dpif *dpif, const struct test_put *tps, size_t n_tps,
-           int n_threads, int max)
-{
-    struct dpif_flow_dump_thread *threads[2];
-    size_t n_flows = 0, n_twice = 0, n_right = 0;
-    unsigned long *seen = bitmap_allocate(n_tps);
-    struct dpif_flow_dump *dump;
-    struct dpif_flow flows[64];
-    int n_done = 0;
-
-    assert(n_threads <= ARRAY_SIZE(threads) && max <= ARRAY_SIZE(flows));
-    dump = dpif_flow_dump_create(dpif, false, NULL);
-    for (int i = 0; i < n_threads; i++) {
-        threads[i] = dpif_flow_dump_thread_create(dump);
-    }
-    for (int t = 0; n_done < n_threads; t = (t + 1) % n_threads) {
-        int n;
-
-        if (!threads[t]) {
-            continue;
-        }
-        n = dpif_flow_dump_next(threads[t], flows, max);
-        if (!n) {
-            dpif_flow_dump_thread_destroy(threads[t]);
-            threads[t] = NULL;
-            n_done++;
-        }
-        for (int i = 0; i < n; i++) {
-            size_t j;
-
-            for (j = 0; j < n_tps; j++) {
-                if (ovs_u128_equals(flows[i].ufid, tps[j].ufid)) {
-                    break;
-                }
-            }
-            assert(j < n_tps);
-            assert(flows[i].key_len == tps[j].key.size
-                   && !memcmp(flows[i].key, tps[j].key.data,
-                              tps[j].key.size));
-            n_flows++;
-            n_twice += bitmap_is_set(seen, j);
-            bitmap_set1(seen, j);
-            n_right += flows[i].stats.n_packets == j + 1;
-        }
-    }
-    assert(!dpif_flow_dump_destroy(dump));
-    printf("%d thread(s), %d at a time: %"PRIuSIZE" flows, %"PRIuSIZE
-           " twice, %"PRIuSIZE" with their statistics\n", n_threads, max,
-           n_flows, n_twice, n_right);
-    bitmap_free(seen);
-}
-
-/* Flow dumps, which read the BPF flow tables in batches: every flow once,
- * with the statistics of its own BPF entry, whatever the number of flows
- * asked for a call, with one dump thread or two. */
-static void
-test_dump_batch(struct ovs_cmdl_context *ctx)
-{
-    enum { N_IP = 150, N_ETH = 30, N = N_IP + N_ETH };
-    struct test_put *tps = xcalloc(N, sizeof *tps);
-    struct dpif *dpif;
-    struct dp_bpf *dp;
-
-    assert(!dpif_create_and_open(ctx->argv[1], "bpf", &dpif));
-    dp = get_dp_bpf(dpif);
-
-    /* Flows of two masks, so two BPF flow tables. */
-    for (int i = 0; i < N; i++) {
-        char *match = (i < N_IP
-                       ? xasprintf(MATCH("10.0.%d.%d"), i / 250, i % 250 + 1)
-                       : xasprintf(MATCH_ETH("0x%x"), 0x2000 + i));
-
-        test_put_init(&tps[i], match);
-        free(match);
-    }
-    for (int i = 0; i < N; i += 40) {
-        operate__(dpif, &tps[i], MIN(40, N - i), false);
-    }
-    assert(flow_table_of(&tps[0]) != flow_table_of(&tps[N - 1]));
-
-    /* Statistics of one's own: flow i has i + 1 packets. */
-    ovs_mutex_lock(&dp->mutex);
-    for (int i = 0; i < N; i++) {
-        struct ovs_bpf_flow_table_key tkey;
-        struct ovs_bpf_flow value;
-        int table;
-
-        table_key(dp, &tps[i], &tkey, &table);
-        assert(!bpf_map_lookup_elem(dp->obj->flow_table_fds[table], &tkey,
-                                    &value));
-        value.stats.packets = i + 1;
-        assert(!bpf_map_update_elem(dp->obj->flow_table_fds[table], &tkey,
-                                    &value, BPF_EXIST));
-    }
-    ovs_mutex_unlock(&dp->mutex);
-
-    check_dump(dpif, tps, N, 1, 1);
-    check_dump(dpif, tps, N, 1, 7);
-    check_dump(dpif, tps, N, 1, 50);
-    check_dump(dpif, tps, N, 2, 50);
-
-    for (int i = 0; i < N; i++) {
-        test_put_uninit(&tps[i]);
-    }
-    free(tps);
-    dpif_delete(dpif);
-    dpif_close(dpif);
-}
-
 static const struct ovs_cmdl_command commands[] = {
     {"put-batch", "dp", 1, 1, test_put_batch, OVS_RO},
-    {"dump-batch", "dp", 1, 1, test_dump_batch, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
 
