@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 8
+#define OVS_BPF_ABI_VERSION 9
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -473,7 +473,12 @@ struct ovs_bpf_act_tunnel {
  * tuples.  With OVS_BPF_CT_F_NAT_SRC or _DST as well, a connection that
  * the commit creates gets the binding to 'nat_addr' and, if 'nat_port' is
  * not zero, that port (in host order); otherwise the kernel keeps the
- * packet's port or picks a free one. */
+ * packet's port or picks a free one.
+ *
+ * Labels: with OVS_BPF_CT_F_LABEL (and commit), the connection's labels
+ * get 'label' under 'label_mask' (both as OVS's ovs_u128 in memory).  The
+ * kfuncs cannot write labels: such a ct() of TCP or UDP takes the slow
+ * path too (bpf/ct-slow.h), where ctnetlink writes them. */
 struct ovs_bpf_act_ct {
     __u16 zone;
     __u16 flags;                /* OVS_BPF_CT_F_*. */
@@ -482,12 +487,15 @@ struct ovs_bpf_act_ct {
     __be32 nat_addr;            /* With OVS_BPF_CT_F_NAT_SRC or _DST. */
     __u16 nat_port;             /* Host order; 0: any. */
     __u16 pad;
+    __u8 label[16];             /* With OVS_BPF_CT_F_LABEL. */
+    __u8 label_mask[16];
 };
 #define OVS_BPF_CT_F_COMMIT (1u << 0)
 #define OVS_BPF_CT_F_FORCE (1u << 1)
 #define OVS_BPF_CT_F_NAT (1u << 2)
 #define OVS_BPF_CT_F_NAT_SRC (1u << 3)
 #define OVS_BPF_CT_F_NAT_DST (1u << 4)
+#define OVS_BPF_CT_F_LABEL (1u << 5)
 
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {

@@ -302,9 +302,11 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
         memcpy(&flags, l4 + 12, 2);
         flow.tcp_flags = flags & htons(0x0fff);
     }
-    if (flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP) {
-        /* The conntrack kfuncs track TCP and UDP only: ICMP and the other
-         * protocols take the ct slow path, here as for whole packets. */
+    if ((flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP)
+        || act->flags & OVS_BPF_CT_F_LABEL) {
+        /* The conntrack kfuncs track TCP and UDP only, and write no
+         * labels: ICMP, the other protocols and commits with labels take
+         * the ct slow path, here as for whole packets. */
         if (!dpif_bpf_ct_slow_execute(act, packet, &flow)) {
             ct_md_invalid(packet, act->zone);
         }

@@ -538,6 +538,13 @@ dpif_bpf_open(const struct dpif_class *class, const char *name, bool create,
         *dpifp = create_dpif_bpf(dp);
     }
     ovs_mutex_unlock(&dp_bpf_mutex);
+    if (!error && create) {
+        /* Conntrack labels, before ofproto probes for them: the slow path
+         * writes them, if the kernel gives connections room for them.
+         * Only in the process that runs the datapath (ovs-vswitchd opens
+         * it with 'create'), not in "ovs-dpctl". */
+        dpif_bpf_odp_set_ct_labels(!dpif_bpf_ct_labels_enable());
+    }
     return error;
 }
 
