@@ -651,8 +651,15 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
             break;
         }
+        case 12:
+            /* decap() of MPLS that carries IP: the layer 3 packet
+             * recirculates in ovs-vswitchd. */
+            nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS, htons(ETH_TYPE_IP));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
         default:
-            if (!put_nsh_case(&b, i - 12, &name)) {
+            if (!put_nsh_case(&b, i - 13, &name)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
