@@ -1205,6 +1205,7 @@ action_fits_no_eth(const struct nlattr *a)
         /* ovs-vswitchd recirculates a packet without an Ethernet header
          * itself, through its own table of such flows (see "Layer 3
          * packets" in Documentation/topics/dpif-bpf.rst). */
+    case OVS_ACTION_ATTR_DROP:
         return true;
 
     case OVS_ACTION_ATTR_SET:
