@@ -730,29 +730,29 @@ static int
 dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
                         struct dp_bpf_put_prep *prep)
 {
+    struct match l3_match;
     int error;
 
     if (put->stats) {
         memset(put->stats, 0, sizeof *put->stats);
     }
-    prep->l3_match = xmalloc(sizeof *prep->l3_match);
+    prep->l3_match = NULL;
     error = dpif_bpf_odp_to_l3_match(put->key, put->key_len, put->mask,
-                                     put->mask_len, prep->l3_match);
+                                     put->mask_len, &l3_match);
     if (error != ENOENT) {
         /* Not an Ethernet frame: its flow stays in ovs-vswitchd. */
         if (!error) {
-            error = dpif_bpf_odp_check_l3_actions(
-                prep->l3_match->flow.packet_type, put->actions,
-                put->actions_len);
+            error = dpif_bpf_odp_check_l3_actions(l3_match.flow.packet_type,
+                                                  put->actions,
+                                                  put->actions_len);
         }
         if (!error) {
             get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
+            prep->l3_match = xmemdup(&l3_match, sizeof l3_match);
             COVERAGE_INC(dpif_bpf_flow_l3);
         }
         return error;
     }
-    free(prep->l3_match);
-    prep->l3_match = NULL;
 
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
                                 put->mask_len, &prep->bkey, &prep->bmask);
