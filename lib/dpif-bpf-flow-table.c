@@ -809,6 +809,29 @@ dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     return 0;
 }
 
+/* Adds to the flow table of 'dp' a new flow with 'ufid', 'flags' and the
+ * key, mask and actions of 'put', and returns it. */
+static struct dp_bpf_flow *
+dp_bpf_flow_new(struct dp_bpf *dp, const struct dpif_flow_put *put,
+                const ovs_u128 *ufid, uint32_t flags)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow = xzalloc(sizeof *flow);
+
+    flow->ufid = *ufid;
+    flow->flags = flags;
+    flow->key = xmemdup(put->key, put->key_len);
+    flow->key_len = put->key_len;
+    if (put->mask_len) {
+        flow->mask = xmemdup(put->mask, put->mask_len);
+        flow->mask_len = put->mask_len;
+    }
+    flow->actions = xmemdup(put->actions, put->actions_len);
+    flow->actions_len = put->actions_len;
+    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(ufid));
+    return flow;
+}
+
 /* Carries out 'put' of a layer 3 flow ('prep' has its match), or a put
  * with the ufid of one, 'flow' if it exists, on the flow table of 'dp'.
  * Such a flow has no BPF entry. */
@@ -844,20 +867,9 @@ dp_bpf_l3_flow_put(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     if (hmap_count(&dp->flows) >= dp->flow_limit) {
         return flow_put_errno(ENOSPC);
     }
-    flow = xzalloc(sizeof *flow);
-    flow->ufid = prep->ufid;
-    flow->flags = OVS_BPF_FLOW_F_USERSPACE;
+    flow = dp_bpf_flow_new(dp, put, &prep->ufid, OVS_BPF_FLOW_F_USERSPACE);
     flow->l3_match = prep->l3_match;
     prep->l3_match = NULL;
-    flow->key = xmemdup(put->key, put->key_len);
-    flow->key_len = put->key_len;
-    if (put->mask_len) {
-        flow->mask = xmemdup(put->mask, put->mask_len);
-        flow->mask_len = put->mask_len;
-    }
-    flow->actions = xmemdup(put->actions, put->actions_len);
-    flow->actions_len = put->actions_len;
-    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&prep->ufid));
     ovs_list_push_back(&dp->l3_flows, &flow->l3_node);
     return 0;
 }
@@ -932,19 +944,8 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
         return;
     }
 
-    flow = xzalloc(sizeof *flow);
-    flow->ufid = prep->ufid;
+    flow = dp_bpf_flow_new(dp, put, &prep->ufid, prep->value.flags);
     flow->tkey = tkey;
-    flow->flags = prep->value.flags;
-    flow->key = xmemdup(put->key, put->key_len);
-    flow->key_len = put->key_len;
-    if (put->mask_len) {
-        flow->mask = xmemdup(put->mask, put->mask_len);
-        flow->mask_len = put->mask_len;
-    }
-    flow->actions = xmemdup(put->actions, put->actions_len);
-    flow->actions_len = put->actions_len;
-    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&prep->ufid));
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
 
     b->pending[b->n++] = (struct dp_bpf_pending_put) {
