@@ -28,6 +28,7 @@
 #include "odp-netlink.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
+#include "openvswitch/match.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "packets.h"
@@ -1200,6 +1201,13 @@ action_fits_no_eth(const struct nlattr *a)
     case OVS_ACTION_ATTR_POP_NSH:
         return true;
 
+    case OVS_ACTION_ATTR_RECIRC:
+        /* ovs-vswitchd recirculates a packet without an Ethernet header
+         * itself, through its own table of such flows (see "Layer 3
+         * packets" in Documentation/topics/dpif-bpf.rst). */
+    case OVS_ACTION_ATTR_DROP:
+        return true;
+
     case OVS_ACTION_ATTR_SET:
     case OVS_ACTION_ATTR_SET_MASKED:
         return (nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS
@@ -1579,8 +1587,9 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
 
         case OVS_ACTION_ATTR_RECIRC:
             /* The BPF recirculation tail-calls the lookup: nothing after it
-             * ever runs. */
-            if (later) {
+             * ever runs.  A packet without an Ethernet header recirculates
+             * in ovs-vswitchd (see action_fits_no_eth()). */
+            if (later || x->not_eth) {
                 x->userspace_only = true;
             }
             s = new_slot(x, OVS_BPF_ACTION_RECIRC);
@@ -1765,6 +1774,70 @@ dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
     memset(&slots[x.n], 0, (OVS_BPF_MAX_ACTIONS - x.n) * sizeof *slots);
     *n_slots = x.n;
     return 0;
+}
+
+/* Layer 3 flows. */
+
+/* Returns true if the ODP flow key 'key' is of a packet that is not an
+ * Ethernet frame (an OVS_KEY_ATTR_PACKET_TYPE other than Ethernet). */
+static bool
+key_is_l3(const struct nlattr *key, size_t key_len)
+{
+    const struct nlattr *pt;
+
+    pt = nl_attr_find__(key, key_len, OVS_KEY_ATTR_PACKET_TYPE);
+    return (pt && nl_attr_get_size(pt) == sizeof(ovs_be32)
+            && nl_attr_get_be32(pt) != htonl(PT_ETH));
+}
+
+int
+dpif_bpf_odp_to_l3_match(const struct nlattr *key, size_t key_len,
+                         const struct nlattr *mask, size_t mask_len,
+                         struct match *match)
+{
+    enum odp_key_fitness fitness;
+    char *error = NULL;
+
+    if (!key_is_l3(key, key_len)) {
+        return ENOENT;
+    }
+    fitness = odp_flow_key_to_flow(key, key_len, &match->flow, &error);
+    if (fitness == ODP_FIT_PERFECT) {
+        fitness = odp_flow_key_to_mask(mask_len ? mask : NULL, mask_len,
+                                       &match->wc, &match->flow, &error);
+    }
+    if (fitness != ODP_FIT_PERFECT) {
+        log_bad_key("key", key, key_len, mask, mask_len,
+                    error ? error : odp_key_fitness_to_string(fitness));
+        free(error);
+        return EINVAL;
+    }
+    /* As for the BPF flows: the packet type and the input port are matched
+     * exactly, so that a flow never applies to another kind of packet or
+     * another port. */
+    if (match->wc.masks.packet_type != OVS_BE32_MAX
+        || match->wc.masks.in_port.odp_port != ODPP_NONE) {
+        log_bad_key("key", key, key_len, mask, mask_len,
+                    "packet_type or in_port is not matched exactly");
+        return EINVAL;
+    }
+    return 0;
+}
+
+int
+dpif_bpf_odp_check_l3_actions(ovs_be32 packet_type,
+                              const struct nlattr *actions, size_t len)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct act_xlate x = {
+        .slots = slots,
+        .not_eth = true,
+        .l3_type = (pt_ns(packet_type) == OFPHTN_ETHERTYPE
+                    ? pt_ns_type_be(packet_type) : 0),
+    };
+    bool modifies = false;
+
+    return xlate_actions(&x, actions, len, false, &modifies);
 }
 
 /* Formatting. */
