@@ -133,26 +133,34 @@ extern int bpf_ct_set_nat_info(struct nf_conn___ovs *,
  * direction of an SNAT connection and +dnat for its replies, the other way
  * round for DNAT, as in OVS's lib/conntrack.c. */
 static __always_inline bool
-ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply,
+ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
                   struct ovs_bpf_ct_nat *nat)
 {
+    const struct nf_conntrack_tuple___ovs *other;
     unsigned long status = ct->status;
     bool snat = status & OVS_BPF_IPS_SRC_NAT;
 
     if (!(status & (OVS_BPF_IPS_SRC_NAT | OVS_BPF_IPS_DST_NAT))) {
         return false;
     }
-    if (reply) {
-        nat->src = ct->tuplehash[0].tuple.dst.u3.ip;
-        nat->dst = ct->tuplehash[0].tuple.src.u3.ip;
-        nat->sport = ct->tuplehash[0].tuple.dst.u.all;
-        nat->dport = ct->tuplehash[0].tuple.src.u.all;
+    other = reply ? &ct->tuplehash[0].tuple : &ct->tuplehash[1].tuple;
+    __builtin_memset(nat, 0, sizeof *nat);
+    if (ipv6) {
+        /* Word by word: CO-RE relocates each access. */
+        nat->src[0] = other->dst.u3.ip6[0];
+        nat->src[1] = other->dst.u3.ip6[1];
+        nat->src[2] = other->dst.u3.ip6[2];
+        nat->src[3] = other->dst.u3.ip6[3];
+        nat->dst[0] = other->src.u3.ip6[0];
+        nat->dst[1] = other->src.u3.ip6[1];
+        nat->dst[2] = other->src.u3.ip6[2];
+        nat->dst[3] = other->src.u3.ip6[3];
     } else {
-        nat->src = ct->tuplehash[1].tuple.dst.u3.ip;
-        nat->dst = ct->tuplehash[1].tuple.src.u3.ip;
-        nat->sport = ct->tuplehash[1].tuple.dst.u.all;
-        nat->dport = ct->tuplehash[1].tuple.src.u.all;
+        nat->src[0] = other->dst.u3.ip;
+        nat->dst[0] = other->src.u3.ip;
     }
+    nat->sport = other->dst.u.all;
+    nat->dport = other->src.u.all;
     nat->cs = snat != reply ? OVS_BPF_CS_SRC_NAT : OVS_BPF_CS_DST_NAT;
     return true;
 }
@@ -202,58 +210,131 @@ ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
                      - __builtin_offsetof(struct ovs_bpf_flow_key, ct_state));
 }
 
-/* Commits a new connection with the packet's tuple 't' ('tlen' bytes) in
- * the zone of 'opts', with the NAT binding that 'act' asks for (IPv4
- * only).  Returns false if the kernel refused it: no memory, the table is
- * full (nf_conntrack_max), or, with NAT, no NAT binding or a translated
- * tuple that is taken.  With NAT, '*nat' gets the translation of the
- * packet and '*natted' is set if there is one. */
-static __always_inline bool
-ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+/* What ovs_bpf_ct_insert() did. */
+enum ovs_bpf_ct_ins {
+    OVS_BPF_CT_INS_OK,          /* The connection is in the table. */
+    OVS_BPF_CT_INS_TAKEN,       /* bpf_ct_insert_entry() found a clash. */
+    OVS_BPF_CT_INS_FAILED,      /* No memory, table full, NAT refused. */
+};
+
+/* Allocates the connection of the packet's tuple 't' ('tlen' bytes) in the
+ * zone of 'opts' with its timeout and mark, and with the NAT binding to
+ * 'addr' and 'port' (host order, 0 for any) if 'manip' is not negative,
+ * and inserts it.  With NAT, '*nat' gets the translation of the packet and
+ * '*natted' is set if there is one. */
+static __always_inline enum ovs_bpf_ct_ins
+ovs_bpf_ct_insert(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act, __u32 timeout,
-                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
+                  bool ipv6, int manip, union nf_inet_addr___ovs *addr, __u16 port,
+                  struct ovs_bpf_ct_nat *nat, bool *natted)
 {
-    bool do_nat = !ipv6 && (act->flags & (OVS_BPF_CT_F_NAT_SRC
-                                          | OVS_BPF_CT_F_NAT_DST));
     struct nf_conn___ovs *ct, *ins;
     bool nat_failed = false;
 
+    opts->error = 0;
     ct = bpf_skb_ct_alloc(skb, t, tlen, opts, sizeof *opts);
     if (!ct) {
-        return false;
+        return OVS_BPF_CT_INS_FAILED;
     }
     bpf_ct_set_timeout(ct, timeout);
     ct->mark = act->mark & act->mark_mask;
-    if (do_nat) {
-        union nf_inet_addr___ovs addr;
-
-        __builtin_memset(&addr, 0, sizeof addr);
-        addr.ip = act->nat_addr;
-        nat_failed = bpf_ct_set_nat_info(ct, &addr, act->nat_port,
-                                         act->flags & OVS_BPF_CT_F_NAT_SRC
-                                         ? OVS_BPF_NF_NAT_MANIP_SRC
-                                         : OVS_BPF_NF_NAT_MANIP_DST) != 0;
+    if (manip >= 0) {
+        nat_failed = bpf_ct_set_nat_info(ct, addr, port, manip) != 0;
     }
     /* An allocated connection cannot be released, only inserted (the
      * verifier refuses bpf_ct_release() of it): one whose NAT failed goes
      * in and expires at once. */
     ins = bpf_ct_insert_entry(ct);
     if (!ins) {
-        /* The kernel freed it: another CPU inserted the same connection
-         * between the lookup and now (-EEXIST), so it is there, which is
-         * what commit asks for; or, with NAT, the translated tuple is
-         * another connection's (the kernel's nf_nat_setup_info() keeps a
-         * taken port when the range has only that one). */
-        return !do_nat;
+        /* The kernel freed it: one of its tuples is another connection's.
+         * Either another CPU inserted the same connection between the
+         * lookup and now, or, with NAT, the translated tuple is taken
+         * (nf_nat_setup_info() keeps the one port it was given even if it
+         * is taken). */
+        return OVS_BPF_CT_INS_TAKEN;
     }
     if (nat_failed) {
         bpf_ct_change_timeout(ins, 0);
-    } else if (do_nat) {
-        *natted = ovs_bpf_ct_nat_of(ins, false, nat);
+    } else if (manip >= 0) {
+        *natted = ovs_bpf_ct_nat_of(ins, false, ipv6, nat);
     }
     bpf_ct_release(ins);
-    return !nat_failed;
+    return nat_failed ? OVS_BPF_CT_INS_FAILED : OVS_BPF_CT_INS_OK;
+}
+
+/* True if the connection of tuple 't' is in the table, in the zone of
+ * 'opts'. */
+static __always_inline bool
+ovs_bpf_ct_exists(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+                  __u32 tlen, struct bpf_ct_opts___ovs *opts)
+{
+    struct nf_conn___ovs *ct;
+
+    opts->error = 0;
+    ct = bpf_skb_ct_lookup(skb, t, tlen, opts, sizeof *opts);
+    if (ct) {
+        bpf_ct_release(ct);
+        return true;
+    }
+    return false;
+}
+
+/* Commits a new connection with the packet 'k''s tuple 't' ('tlen' bytes)
+ * in the zone of 'opts', with the NAT binding that 'act' asks for.
+ * Returns false if the kernel refused it: no memory, the table is full
+ * (nf_conntrack_max), or, with NAT, none of the candidates of the range
+ * that were tried is free (exhaustion, as in the kernel datapath).  With
+ * NAT, '*nat' gets the translation of the packet and '*natted' is set if
+ * there is one. */
+static __always_inline bool
+ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+                  __u32 tlen, struct bpf_ct_opts___ovs *opts,
+                  const struct ovs_bpf_act_ct *act,
+                  const struct ovs_bpf_flow_key *k, __u32 timeout,
+                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
+{
+    union nf_inet_addr___ovs addr;
+    enum ovs_bpf_ct_ins ret;
+    __u32 hash, i;
+    __u16 port;
+    int manip;
+
+    if (!(act->flags & (OVS_BPF_CT_F_NAT_SRC | OVS_BPF_CT_F_NAT_DST))
+        || !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6) {
+        /* Without NAT (or with a binding of the other IP version, which
+         * cannot be made), a clash is the same connection, committed by
+         * another CPU: what commit asks for. */
+        __builtin_memset(&addr, 0, sizeof addr);
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout, ipv6, -1,
+                                &addr, 0, nat, natted);
+        return ret != OVS_BPF_CT_INS_FAILED;
+    }
+    manip = act->flags & OVS_BPF_CT_F_NAT_SRC ? OVS_BPF_NF_NAT_MANIP_SRC
+                                              : OVS_BPF_NF_NAT_MANIP_DST;
+    hash = (act->flags & OVS_BPF_CT_F_NAT_RANDOM
+            ? bpf_get_prandom_u32() : bpf_get_hash_recalc(skb));
+    /* Bounded for the verifier by OVS_BPF_CT_NAT_TRIES (bpf/ct-nat.h):
+     * each candidate costs an allocation and an insertion. */
+    for (i = 0; i < OVS_BPF_CT_NAT_TRIES; i++) {
+        if (!ovs_bpf_ct_nat_candidate(act, k, ipv6, hash, i, &addr,
+                                      &port)) {
+            break;              /* Every candidate of the range is taken. */
+        }
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout, ipv6,
+                                manip, &addr, port, nat, natted);
+        if (ret != OVS_BPF_CT_INS_TAKEN) {
+            return ret == OVS_BPF_CT_INS_OK;
+        }
+        if (ovs_bpf_ct_exists(skb, t, tlen, opts)) {
+            /* Another CPU committed this connection since the lookup:
+             * its binding is not known here, and the packet is dropped,
+             * as a new connection whose translation failed. */
+            return false;
+        }
+        /* The translated tuple is taken: the next candidate. */
+    }
+    return false;
 }
 
 /* Runs ct() 'actp' on the packet of 's', whose key holds its headers: sets
@@ -272,6 +353,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct nf_conn___ovs *ct;
     __u32 tlen, state;
     __be32 orig_src = 0, orig_dst = 0;
+    __be32 orig6_src[4] = { 0 }, orig6_dst[4] = { 0 };
     __be16 orig_sport = 0, orig_dport = 0;
     bool ipv6, reply, natted = false, orig_known = false;
 
@@ -353,17 +435,26 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         }
         k->ct_mark = ct->mark;
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
-        if (!ipv6) {
-            /* The original tuple is the entry's: with NAT, the reverse of
-             * a reply is not it. */
+        /* The original tuple is the entry's: with NAT, the reverse of a
+         * reply is not it. */
+        if (ipv6) {
+            orig6_src[0] = ct->tuplehash[0].tuple.src.u3.ip6[0];
+            orig6_src[1] = ct->tuplehash[0].tuple.src.u3.ip6[1];
+            orig6_src[2] = ct->tuplehash[0].tuple.src.u3.ip6[2];
+            orig6_src[3] = ct->tuplehash[0].tuple.src.u3.ip6[3];
+            orig6_dst[0] = ct->tuplehash[0].tuple.dst.u3.ip6[0];
+            orig6_dst[1] = ct->tuplehash[0].tuple.dst.u3.ip6[1];
+            orig6_dst[2] = ct->tuplehash[0].tuple.dst.u3.ip6[2];
+            orig6_dst[3] = ct->tuplehash[0].tuple.dst.u3.ip6[3];
+        } else {
             orig_src = ct->tuplehash[0].tuple.src.u3.ip;
             orig_dst = ct->tuplehash[0].tuple.dst.u3.ip;
-            orig_sport = ct->tuplehash[0].tuple.src.u.all;
-            orig_dport = ct->tuplehash[0].tuple.dst.u.all;
-            orig_known = true;
-            if (act.flags & OVS_BPF_CT_F_NAT) {
-                natted = ovs_bpf_ct_nat_of(ct, reply, &nat);
-            }
+        }
+        orig_sport = ct->tuplehash[0].tuple.src.u.all;
+        orig_dport = ct->tuplehash[0].tuple.dst.u.all;
+        orig_known = true;
+        if (act.flags & OVS_BPF_CT_F_NAT) {
+            natted = ovs_bpf_ct_nat_of(ct, reply, ipv6, &nat);
         }
         bpf_ct_release(ct);
     } else if (k->nw_proto == IPPROTO_TCP
@@ -378,7 +469,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     } else {
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
-            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
+            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act, k,
                                    ovs_bpf_ct_timeout(k, false), ipv6,
                                    &nat, &natted)) {
                 /* As the kernel datapath: a packet whose connection cannot
@@ -392,7 +483,12 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (!(state & OVS_BPF_CS_INVALID)) {
         /* An invalid packet has no connection, so no original tuple. */
         ovs_bpf_ct_orig_tuple(k, ipv6, reply);
-        if (orig_known) {
+        if (orig_known && ipv6) {
+            __builtin_memcpy(k->ct_ipv6_src, orig6_src, 16);
+            __builtin_memcpy(k->ct_ipv6_dst, orig6_dst, 16);
+            k->ct_tp_src = orig_sport;
+            k->ct_tp_dst = orig_dport;
+        } else if (orig_known) {
             k->ct_nw_src = orig_src;
             k->ct_nw_dst = orig_dst;
             k->ct_tp_src = orig_sport;

@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 8
+#define OVS_BPF_ABI_VERSION 9
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -468,26 +468,38 @@ struct ovs_bpf_act_tunnel {
  * OVS_BPF_CT_F_FORCE as well, a connection that the packet is the reply
  * direction of is replaced by a new one in the packet's direction.
  *
- * NAT (IPv4 only, see bpf/ct-nat.h): with OVS_BPF_CT_F_NAT, a packet of a
- * connection that has a NAT binding is translated from the connection's
- * tuples.  With OVS_BPF_CT_F_NAT_SRC or _DST as well, a connection that
- * the commit creates gets the binding to 'nat_addr' and, if 'nat_port' is
- * not zero, that port (in host order); otherwise the kernel keeps the
- * packet's port or picks a free one. */
+ * NAT (IPv4 and IPv6 TCP and UDP in BPF, see bpf/ct-nat.h): with
+ * OVS_BPF_CT_F_NAT, a packet of a connection that has a NAT binding is
+ * translated from the connection's tuples.  With OVS_BPF_CT_F_NAT_SRC or
+ * _DST as well, a connection that the commit creates gets a binding to an
+ * address of the range 'nat_addr' ... 'nat_addr' + 'nat_addr_span' and, if
+ * 'nat_port_min' is not zero, a port of 'nat_port_min' ... 'nat_port_max'
+ * (host order); otherwise the kernel keeps the packet's port or picks a
+ * free one.  OVS_BPF_CT_F_NAT_RANDOM chooses the port at random rather
+ * than from the flow's hash, OVS_BPF_CT_F_NAT_PERSISTENT the address from
+ * the source address only.  A binding of the other IP version than the
+ * packet's is not made (the connection is committed without it). */
 struct ovs_bpf_act_ct {
     __u16 zone;
     __u16 flags;                /* OVS_BPF_CT_F_*. */
     __u32 mark;
     __u32 mark_mask;            /* 0: the mark is left alone. */
-    __be32 nat_addr;            /* With OVS_BPF_CT_F_NAT_SRC or _DST. */
-    __u16 nat_port;             /* Host order; 0: any. */
-    __u16 pad;
+    union {                     /* First address of the range. */
+        __be32 ipv4;
+        __u8 ipv6[16];
+    } nat_addr;
+    __u32 nat_addr_span;        /* Addresses after the first. */
+    __u16 nat_port_min;         /* Host order; 0: any. */
+    __u16 nat_port_max;         /* Host order, >= nat_port_min. */
 };
 #define OVS_BPF_CT_F_COMMIT (1u << 0)
 #define OVS_BPF_CT_F_FORCE (1u << 1)
 #define OVS_BPF_CT_F_NAT (1u << 2)
 #define OVS_BPF_CT_F_NAT_SRC (1u << 3)
 #define OVS_BPF_CT_F_NAT_DST (1u << 4)
+#define OVS_BPF_CT_F_NAT_RANDOM (1u << 5)
+#define OVS_BPF_CT_F_NAT_PERSISTENT (1u << 6)
+#define OVS_BPF_CT_F_NAT_IPV6 (1u << 7)     /* 'nat_addr' is IPv6. */
 
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {

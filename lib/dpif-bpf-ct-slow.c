@@ -53,13 +53,14 @@
  * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s) and
  * _generic_timeout (600 s).
  *
- * NAT (IPv4, as in BPF): a commit with nat(src=...) or nat(dst=...) makes
- * the connection with its binding (CTA_NAT_SRC, CTA_NAT_DST), to the
- * action's one address; the kernel keeps an ICMP identifier unless it
- * clashes.  The packets of a connection with a binding that go through a
- * ct(nat) are translated here, an ICMP error's embedded header too (as the
- * kernel's nf_nat_icmp_reply_translation() does); an error in the original
- * direction only with commit, as in the kernel datapath.
+ * NAT (IPv4 and IPv6, as in BPF): a commit with nat(src=...) or
+ * nat(dst=...) makes the connection with its binding (CTA_NAT_SRC,
+ * CTA_NAT_DST), to the action's range of addresses, which the kernel
+ * chooses from; the kernel keeps an ICMP identifier unless it clashes.
+ * The packets of a connection with a binding that go through a ct(nat)
+ * are translated here, an ICMP error's embedded header too (as the
+ * kernel's nf_nat_icmp_reply_translation() does); an error in the
+ * original direction only with commit, as in the kernel datapath.
  *
  * A packet for which the kernel refuses a new connection (the table is
  * full) is dropped, as in BPF.  An answer of ctnetlink that makes no sense
@@ -420,15 +421,40 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK, htonl(mark));
     }
     if (nat) {
-        /* One address, as in BPF (bpf_ct_set_nat_info() takes one), and no
-         * port range: an ICMP identifier is kept unless it clashes, as
-         * the kernel datapath does with ICMP. */
+        /* The range of addresses, and no port range: an ICMP identifier is
+         * kept unless it clashes, as the kernel datapath does with ICMP. */
         size_t ofs = nl_msg_start_nested(&msg,
                                          act->flags & OVS_BPF_CT_F_NAT_SRC
                                          ? CTA_NAT_SRC : CTA_NAT_DST);
 
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, act->nat_addr);
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, act->nat_addr);
+        if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
+            struct in6_addr min, max;
+            uint32_t carry = act->nat_addr_span;
+            int i;
+
+            /* The last address: the first plus the span, from the last
+             * 32-bit word up. */
+            memcpy(&min, act->nat_addr.ipv6, sizeof min);
+            max = min;
+            for (i = 12; i >= 0 && carry; i -= 4) {
+                ovs_be32 w;
+                uint32_t sum;
+
+                memcpy(&w, &max.s6_addr[i], 4);
+                sum = ntohl(w) + carry;
+                carry = sum < ntohl(w);
+                w = htonl(sum);
+                memcpy(&max.s6_addr[i], &w, 4);
+            }
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &min);
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &max);
+        } else {
+            ovs_be32 min = act->nat_addr.ipv4;
+
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, min);
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP,
+                            htonl(ntohl(min) + act->nat_addr_span));
+        }
         nl_msg_end_nested(&msg, ofs);
     }
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
@@ -535,27 +561,52 @@ set_be16(uint8_t *field, ovs_be16 new, uint8_t *csump)
 
 /* Translates the embedded header of the ICMP error 'p' with tuple 't':
  * its source (address and port or identifier) if 'src', else its
- * destination. */
+ * destination.  The checksum of the embedded L4 header is updated as far
+ * as it is there (an error quotes the start of the packet only), as the
+ * kernel does. */
 static void
 nat_inner(struct slow_pkt *p, const uint8_t *end, bool src,
           const struct ct_dpif_tuple *t)
 {
-    struct ip_header *ip = ALIGNED_CAST(struct ip_header *, p->inner_l3);
-    uint8_t proto = ip->ip_proto;
     uint8_t *l4 = p->inner_l4;
+    uint8_t proto = p->inner.ip_proto;
     uint8_t *csump = l4_csum_field(proto, l4, end);
-    ovs_16aligned_be32 *addrp = src ? &ip->ip_src : &ip->ip_dst;
-    ovs_be32 old = get_16aligned_be32(addrp);
-    ovs_be32 new = src ? t->src.ip : t->dst.ip;
 
-    if (old != new) {
-        ip->ip_csum = recalc_csum32(ip->ip_csum, old, new);
-        if (csump) {
-            csum_update32(csump, old, new);
+    if (p->inner.l3_type == AF_INET) {
+        struct ip_header *ip = ALIGNED_CAST(struct ip_header *,
+                                            p->inner_l3);
+        ovs_16aligned_be32 *addrp = src ? &ip->ip_src : &ip->ip_dst;
+        ovs_be32 old = get_16aligned_be32(addrp);
+        ovs_be32 new = src ? t->src.ip : t->dst.ip;
+
+        if (old != new) {
+            ip->ip_csum = recalc_csum32(ip->ip_csum, old, new);
+            if (csump) {
+                csum_update32(csump, old, new);
+            }
+            put_16aligned_be32(addrp, new);
         }
-        put_16aligned_be32(addrp, new);
+    } else {
+        struct ovs_16aligned_ip6_hdr *ip6 = (void *) p->inner_l3;
+        union ovs_16aligned_in6_addr *addrp = src ? &ip6->ip6_src
+                                                  : &ip6->ip6_dst;
+        const struct in6_addr *new = src ? &t->src.in6 : &t->dst.in6;
+
+        if (proto == IPPROTO_ICMPV6 && end - l4 >= 4) {
+            csump = l4 + 2;     /* Its pseudo-header has the addresses. */
+        }
+        if (memcmp(addrp, new, sizeof *new)) {
+            if (csump) {
+                ovs_be16 c;
+
+                memcpy(&c, csump, 2);
+                c = recalc_csum128(c, addrp->be32, new);
+                memcpy(csump, &c, 2);
+            }
+            memcpy(addrp, new, sizeof *new);
+        }
     }
-    if (proto == IPPROTO_ICMP) {
+    if (is_icmp_proto(p->inner.l3_type, proto)) {
         set_be16(l4 + 4, t->icmp_id, l4 + 2);
     } else if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
         set_be16(src ? l4 : l4 + 2, src ? t->src_port : t->dst_port, csump);
@@ -580,8 +631,8 @@ nat_ports_ok(const struct ct_dpif_tuple *t, bool inner, bool src,
                : t->dst_port == other->dst_port;
 }
 
-/* Translates 'packet' (parsed into 'p'), a packet of IPv4 connection 'e'
- * with a NAT binding, in the 'reply' direction or the original one, as
+/* Translates 'packet' (parsed into 'p'), a packet of connection 'e' with a
+ * NAT binding, in the 'reply' direction or the original one, as
  * the kernel's nf_nat_packet() and nf_nat_icmp_reply_translation() do.
  * Returns the CS_*_NAT bit of ct_state, or 0 (and leaves the packet as it
  * is) if it cannot translate the packet's ports. */
@@ -613,19 +664,45 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
     }
 
     /* The packet becomes the reverse of the other direction's tuple. */
-    if (manip_src) {
+    if (p->tuple.l3_type == AF_INET6) {
+        struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+
+        /* The L4 checksum (ICMPv6's too) covers the addresses.  (A
+         * routing header, whose final destination the pseudo-header
+         * would have, is not looked for.) */
+        if (manip_src) {
+            packet_set_ipv6_addr(packet, p->tuple.ip_proto,
+                                 ip6->ip6_src.be32, &other->dst.in6, true);
+        } else {
+            packet_set_ipv6_addr(packet, p->tuple.ip_proto,
+                                 ip6->ip6_dst.be32, &other->src.in6, true);
+        }
+    } else if (manip_src) {
         packet_set_ipv4_addr(packet, &ip->ip_src, other->dst.ip);
     } else {
         packet_set_ipv4_addr(packet, &ip->ip_dst, other->src.ip);
     }
     if (p->is_error) {
-        struct icmp_header *icmp = ALIGNED_CAST(struct icmp_header *, l4);
-
         /* The embedded packet, which went the other way, gets the
-         * opposite translation; the ICMP checksum covers it all. */
+         * opposite translation; the ICMP checksum covers it all (and, for
+         * ICMPv6, the pseudo-header). */
+        uint32_t partial = 0;
+        ovs_be16 c;
+
         nat_inner(p, end, !manip_src, other);
-        icmp->icmp_csum = 0;
-        icmp->icmp_csum = csum(l4, end - l4);
+        memset(l4 + 2, 0, 2);
+        if (p->tuple.l3_type == AF_INET6) {
+            struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+
+            partial = csum_continue(partial, &ip6->ip6_src,
+                                    sizeof ip6->ip6_src);
+            partial = csum_continue(partial, &ip6->ip6_dst,
+                                    sizeof ip6->ip6_dst);
+            partial = csum_add32(partial, htonl(end - l4));
+            partial = csum_add16(partial, htons(IPPROTO_ICMPV6));
+        }
+        c = csum_finish(csum_continue(partial, l4, end - l4));
+        memcpy(l4 + 2, &c, 2);
     } else if (p->is_icmp && l4 && end - l4 >= 8) {
         set_be16(l4 + 4, other->icmp_id, l4 + 2);
     }
@@ -859,9 +936,10 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         }
         orig = &e.tuple_orig;
     } else {
-        bool nat = p.tuple.l3_type == AF_INET
-                   && (act->flags & (OVS_BPF_CT_F_NAT_SRC
-                                     | OVS_BPF_CT_F_NAT_DST));
+        bool nat = (act->flags & (OVS_BPF_CT_F_NAT_SRC
+                                  | OVS_BPF_CT_F_NAT_DST))
+                   && (p.tuple.l3_type == AF_INET6)
+                      == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6);
 
         if (p.is_error || (p.is_icmp && !icmp_is_request(p.tuple.l3_type,
                                                          p.tuple.icmp_type))) {
@@ -900,7 +978,6 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
     }
 
     if (found && (act->flags & OVS_BPF_CT_F_NAT)
-        && p.tuple.l3_type == AF_INET
         && e.status & (CT_DPIF_STATUS_SRC_NAT | CT_DPIF_STATUS_DST_NAT)) {
         if (cached && prev_state & (CS_SRC_NAT | CS_DST_NAT)) {
             /* An earlier ct() translated it already. */

@@ -68,8 +68,8 @@ dpif_bpf_odp_support(struct odp_support *support)
      * ct_mark and the original direction tuple from the kernel's
      * nf_conntrack (bpf/actions-ct.h).  Not ct_label: the conntrack kfuncs
      * cannot write a connection's labels.  The NAT bits of ct_state: the
-     * ct() action does IPv4 NAT (bpf/ct-nat.h).  No ND extensions: the BPF
-     * key has no field for them. */
+     * ct() action does IPv4 and IPv6 NAT (bpf/ct-nat.h).  No ND
+     * extensions: the BPF key has no field for them. */
     support->ct_state = true;
     support->ct_state_nat = true;
     support->ct_zone = true;
@@ -1348,11 +1348,12 @@ xlate_userspace(struct act_xlate *x, const struct nlattr *a)
 }
 
 /* Translates the nat() of a ct() action, 'a' (OVS_CT_ATTR_NAT), into 's'.
- * The kernel's bpf_ct_set_nat_info() takes one address and one port: of a
- * range, the first address, and the first port if there is one (a new
- * connection whose translated tuple is taken is dropped).  So "hash" and
- * "persistent", which say how to choose in a range, change nothing (the
- * choice is always the same); "random" and IPv6 addresses are refused. */
+ * The kernel's bpf_ct_set_nat_info() takes one address and one port: the
+ * BPF program chooses them in the range (bpf/ct-nat.h), so 's' gets the
+ * first address, the number of addresses after it (at most 2**32 - 1: of
+ * a larger IPv6 range, the first 2**32 addresses are used) and the ports.
+ * "hash" is the default choice, "random" and "persistent" change it.  An
+ * all-zero SNAT address is refused. */
 static int
 xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 {
@@ -1369,14 +1370,15 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
                                         .optional = true },
     };
     struct nlattr *attrs[ARRAY_SIZE(policy)];
+    struct ovs_bpf_act_ct *ct = &s->u.ct;
+    size_t alen;
     bool src, dst;
 
-    s->u.ct.flags |= OVS_BPF_CT_F_NAT;
+    ct->flags |= OVS_BPF_CT_F_NAT;
     if (!nl_attr_get_size(a)) {
         return 0;               /* Applies the connection's NAT. */
     }
-    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
-        || attrs[OVS_NAT_ATTR_PROTO_RANDOM]) {
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))) {
         return EINVAL;
     }
     src = attrs[OVS_NAT_ATTR_SRC] != NULL;
@@ -1390,25 +1392,78 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
         return attrs[OVS_NAT_ATTR_IP_MIN] || attrs[OVS_NAT_ATTR_PROTO_MIN]
                ? EINVAL : 0;
     }
-    if (!attrs[OVS_NAT_ATTR_IP_MIN]
-        || nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) != sizeof(ovs_be32)
+    alen = attrs[OVS_NAT_ATTR_IP_MIN]
+           ? nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) : 0;
+    if ((alen != sizeof(ovs_be32) && alen != sizeof(struct in6_addr))
         || (attrs[OVS_NAT_ATTR_IP_MAX]
-            && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX])
-               != sizeof(ovs_be32))) {
-        /* No address (which the kfunc needs), or IPv6. */
+            && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX]) != alen)) {
+        /* No address (which the kfunc needs), or a malformed one. */
         return EINVAL;
     }
     /* Without a commit, the binding is never made: the NAT of the
      * connection applies, as in the kernel datapath. */
-    s->u.ct.flags |= src ? OVS_BPF_CT_F_NAT_SRC : OVS_BPF_CT_F_NAT_DST;
-    s->u.ct.nat_addr = nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MIN]);
-    if (!s->u.ct.nat_addr) {
-        /* All-zero SNAT (keep the address, change the port only if it
-         * clashes) is not what the kfunc does. */
-        return EINVAL;
+    ct->flags |= src ? OVS_BPF_CT_F_NAT_SRC : OVS_BPF_CT_F_NAT_DST;
+    if (attrs[OVS_NAT_ATTR_PROTO_RANDOM]) {
+        ct->flags |= OVS_BPF_CT_F_NAT_RANDOM;
+    }
+    if (attrs[OVS_NAT_ATTR_PERSISTENT]) {
+        ct->flags |= OVS_BPF_CT_F_NAT_PERSISTENT;
+    }
+    if (alen == sizeof(ovs_be32)) {
+        ovs_be32 min = nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MIN]);
+        ovs_be32 max = (attrs[OVS_NAT_ATTR_IP_MAX]
+                        ? nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MAX])
+                        : min);
+
+        if (!min) {
+            /* All-zero SNAT (keep the address, change the port only if
+             * it clashes) is not what the kfunc does (ofproto probes it:
+             * "ct_zero_snat" is false). */
+            return EINVAL;
+        }
+        if (ntohl(max) < ntohl(min)) {
+            return EINVAL;
+        }
+        ct->nat_addr.ipv4 = min;
+        ct->nat_addr_span = ntohl(max) - ntohl(min);
+    } else {
+        struct in6_addr min = nl_attr_get_in6_addr(
+            attrs[OVS_NAT_ATTR_IP_MIN]);
+        struct in6_addr max = (attrs[OVS_NAT_ATTR_IP_MAX]
+                               ? nl_attr_get_in6_addr(
+                                   attrs[OVS_NAT_ATTR_IP_MAX])
+                               : min);
+        uint32_t span;
+
+        if (memcmp(&max, &min, sizeof min) < 0) {
+            return EINVAL;
+        }
+        /* max - min, in the last 32 bits if the upper 96 are the same;
+         * otherwise more than 2**32 addresses. */
+        if (!memcmp(&max, &min, 12)) {
+            uint32_t lo_min, lo_max;
+
+            memcpy(&lo_min, &min.s6_addr[12], 4);
+            memcpy(&lo_max, &max.s6_addr[12], 4);
+            span = ntohl(lo_max) - ntohl(lo_min);
+        } else {
+            span = UINT32_MAX;
+        }
+        memcpy(ct->nat_addr.ipv6, &min, sizeof min);
+        ct->nat_addr_span = span;
+        ct->flags |= OVS_BPF_CT_F_NAT_IPV6;
     }
     if (attrs[OVS_NAT_ATTR_PROTO_MIN]) {
-        s->u.ct.nat_port = nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MIN]);
+        uint16_t pmin = nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MIN]);
+        uint16_t pmax = (attrs[OVS_NAT_ATTR_PROTO_MAX]
+                         ? nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MAX])
+                         : pmin);
+
+        if (pmax < pmin) {
+            return EINVAL;
+        }
+        ct->nat_port_min = pmin;
+        ct->nat_port_max = pmin ? pmax : 0;
     }
     return 0;
 }
@@ -1842,6 +1897,44 @@ dpif_bpf_odp_check_l3_actions(ovs_be32 packet_type,
 
 /* Formatting. */
 
+/* Formats the nat(src|dst=...) of ct() action 'ct'. */
+static void
+format_ct_nat(struct ds *s, const struct ovs_bpf_act_ct *ct)
+{
+    ds_put_format(s, ",nat(%s=", ct->flags & OVS_BPF_CT_F_NAT_SRC
+                                 ? "src" : "dst");
+    if (!(ct->flags & OVS_BPF_CT_F_NAT_IPV6)) {
+        ds_put_format(s, IP_FMT, IP_ARGS(ct->nat_addr.ipv4));
+        if (ct->nat_addr_span) {
+            ds_put_format(s, "-"IP_FMT,
+                          IP_ARGS(htonl(ntohl(ct->nat_addr.ipv4)
+                                        + ct->nat_addr_span)));
+        }
+    } else {
+        struct in6_addr a;
+
+        memcpy(&a, ct->nat_addr.ipv6, sizeof a);
+        ipv6_format_addr(&a, s);
+        if (ct->nat_addr_span) {
+            /* The number of addresses after the first. */
+            ds_put_format(s, "+%"PRIu32, ct->nat_addr_span);
+        }
+    }
+    if (ct->nat_port_min) {
+        ds_put_format(s, ":%"PRIu16, ct->nat_port_min);
+        if (ct->nat_port_max != ct->nat_port_min) {
+            ds_put_format(s, "-%"PRIu16, ct->nat_port_max);
+        }
+    }
+    if (ct->flags & OVS_BPF_CT_F_NAT_RANDOM) {
+        ds_put_cstr(s, ",random");
+    }
+    if (ct->flags & OVS_BPF_CT_F_NAT_PERSISTENT) {
+        ds_put_cstr(s, ",persistent");
+    }
+    ds_put_char(s, ')');
+}
+
 static void
 format_eth(struct ds *s, const char *name, const uint8_t *v, const uint8_t *m)
 {
@@ -2184,10 +2277,7 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             }
             if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
                                  | OVS_BPF_CT_F_NAT_DST)) {
-                ds_put_format(s, ",nat(%s="IP_FMT":%"PRIu16")",
-                              a->u.ct.flags & OVS_BPF_CT_F_NAT_SRC
-                              ? "src" : "dst",
-                              IP_ARGS(a->u.ct.nat_addr), a->u.ct.nat_port);
+                format_ct_nat(s, &a->u.ct);
             } else if (a->u.ct.flags & OVS_BPF_CT_F_NAT) {
                 ds_put_cstr(s, ",nat");
             }
