@@ -46,10 +46,13 @@
  * namespace lists it.  The kernel's own TCP and UDP trackers never see
  * these packets (they do not go through netfilter), so the kernel never
  * refreshes or ends these connections: every ct() of a packet of a
- * connection sets its timeout again, from the table below, which follows
- * the kernel's defaults (nf_conntrack_udp_timeout..., in seconds).  There
- * is no TCP window or state tracking: a TCP connection ends when its
- * timeout expires, shortened by a FIN or RST. */
+ * connection sets its timeout again, by the state of the connection that
+ * it can see (OVS_BPF_CT_TP_STATES of datapath-abi.h): from the timeout
+ * policy that the commit of the connection gave it (ct(commit,timeout=ID),
+ * the policy in map 'ct_tps', the connection's policy id in 'ct_tp_conns'),
+ * or else the kernel's defaults.  There is no TCP window or state
+ * tracking: a TCP connection ends when its timeout expires, shortened by a
+ * FIN or RST. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1
@@ -78,14 +81,6 @@
 #define OVS_BPF_IP_CT_DIR_REPLY 1
 #define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
 #define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
-
-/* Timeouts in ms: the kernel's nf_conntrack_{udp,tcp}_timeout_* defaults. */
-#define OVS_BPF_CT_UDP_NEW_MS (30 * 1000)             /* udp_timeout */
-#define OVS_BPF_CT_UDP_EST_MS (120 * 1000)            /* udp_timeout_stream */
-#define OVS_BPF_CT_TCP_NEW_MS (120 * 1000)            /* tcp_timeout_syn_sent */
-#define OVS_BPF_CT_TCP_EST_MS (432000u * 1000)        /* _established */
-#define OVS_BPF_CT_TCP_FIN_MS (120 * 1000)            /* _time_wait */
-#define OVS_BPF_CT_TCP_RST_MS (10 * 1000)             /* _close */
 
 /* The part of the kernel's struct nf_conn that is read (and, for 'mark',
  * written: the only field the kernel lets BPF programs write).  CO-RE
@@ -157,21 +152,96 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply,
     return true;
 }
 
-/* The timeout of a connection of protocol 'proto' whose packet 'k' was just
- * seen; 'replied' if a packet of the reply direction has been seen. */
+/* The timeout in ms of state 'st' in timeout policy 'tp', or the kernel's
+ * default if 'tp' is NULL. */
 static __always_inline __u32
-ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied)
+ovs_bpf_ct_tp_ms(const struct ovs_bpf_ct_tp *tp, enum ovs_bpf_ct_tp_state st)
+{
+    switch (st) {
+#define OVS_BPF_CT_TP(STATE, ATTR, DEFAULT)                     \
+    case OVS_BPF_CT_TP_##STATE:                                 \
+        return tp ? tp->timeout_ms[OVS_BPF_CT_TP_##STATE]       \
+                  : DEFAULT * 1000u;
+    OVS_BPF_CT_TP_STATES
+#undef OVS_BPF_CT_TP
+    default:
+        return 0;
+    }
+}
+
+/* The timeout, under policy 'tp' (NULL: none), of a TCP or UDP connection
+ * whose packet 'k' was just seen; 'replied' if a packet of the reply
+ * direction has been seen, 'first' if 'k' creates it. */
+static __always_inline __u32
+ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
+                   bool first, const struct ovs_bpf_ct_tp *tp)
 {
     if (k->nw_proto == IPPROTO_UDP) {
-        return replied ? OVS_BPF_CT_UDP_EST_MS : OVS_BPF_CT_UDP_NEW_MS;
+        return ovs_bpf_ct_tp_ms(tp, first ? OVS_BPF_CT_TP_UDP_FIRST
+                                    : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
+                                    : OVS_BPF_CT_TP_UDP_SINGLE);
     }
     if (k->tcp_flags & bpf_htons(0x004)) {
-        return OVS_BPF_CT_TCP_RST_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_RST);
     }
     if (k->tcp_flags & bpf_htons(0x001)) {
-        return OVS_BPF_CT_TCP_FIN_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_FIN);
     }
-    return replied ? OVS_BPF_CT_TCP_EST_MS : OVS_BPF_CT_TCP_NEW_MS;
+    return ovs_bpf_ct_tp_ms(tp, replied ? OVS_BPF_CT_TP_TCP_EST
+                                        : OVS_BPF_CT_TP_TCP_NEW);
+}
+
+/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone'. */
+static __always_inline void
+ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
+                       const struct nf_conn___ovs *ct, __u16 zone,
+                       __u8 proto, bool ipv6)
+{
+    __builtin_memset(key, 0, sizeof *key);
+    key->zone = zone;
+    key->proto = proto;
+    if (ipv6) {
+        for (int i = 0; i < 4; i++) {
+            key->src[i] = ct->tuplehash[0].tuple.src.u3.ip6[i];
+            key->dst[i] = ct->tuplehash[0].tuple.dst.u3.ip6[i];
+        }
+    } else {
+        key->src[0] = ct->tuplehash[0].tuple.src.u3.ip;
+        key->dst[0] = ct->tuplehash[0].tuple.dst.u3.ip;
+    }
+    key->src_port = ct->tuplehash[0].tuple.src.u.all;
+    key->dst_port = ct->tuplehash[0].tuple.dst.u.all;
+}
+
+/* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
+ * the policy was deleted since). */
+static __always_inline const struct ovs_bpf_ct_tp *
+ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                 bool ipv6)
+{
+    struct ovs_bpf_ct_tp_conn key;
+    __u32 *id;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    id = bpf_map_lookup_elem(&ct_tp_conns, &key);
+    return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
+}
+
+/* Records that connection 'ct' of 'zone', just created by a commit, has
+ * timeout policy 'tp_id' (0: none, which takes out what an earlier
+ * connection of the same tuple left). */
+static __always_inline void
+ovs_bpf_ct_tp_set(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                  bool ipv6, __u32 tp_id)
+{
+    struct ovs_bpf_ct_tp_conn key;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    if (tp_id) {
+        bpf_map_update_elem(&ct_tp_conns, &key, &tp_id, BPF_ANY);
+    } else {
+        bpf_map_delete_elem(&ct_tp_conns, &key);
+    }
 }
 
 /* Sets the original direction tuple of 'k' to the packet's own tuple, or to
@@ -212,7 +282,8 @@ static __always_inline bool
 ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act, __u32 timeout,
-                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
+                  __u8 proto, bool ipv6, struct ovs_bpf_ct_nat *nat,
+                  bool *natted)
 {
     bool do_nat = !ipv6 && (act->flags & (OVS_BPF_CT_F_NAT_SRC
                                           | OVS_BPF_CT_F_NAT_DST));
@@ -249,7 +320,10 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     }
     if (nat_failed) {
         bpf_ct_change_timeout(ins, 0);
-    } else if (do_nat) {
+    } else {
+        ovs_bpf_ct_tp_set(ins, act->zone, proto, ipv6, act->tp_id);
+    }
+    if (!nat_failed && do_nat) {
         *natted = ovs_bpf_ct_nat_of(ins, false, nat);
     }
     bpf_ct_release(ins);
@@ -352,7 +426,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                        | (act.mark & act.mark_mask);
         }
         k->ct_mark = ct->mark;
-        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
+        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
+                                      k, replied, false,
+                                      ovs_bpf_ct_tp_of(ct, act.zone,
+                                                       k->nw_proto, ipv6)));
         if (!ipv6) {
             /* The original tuple is the entry's: with NAT, the reverse of
              * a reply is not it. */
@@ -378,9 +455,14 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     } else {
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
+            const struct ovs_bpf_ct_tp *tp = NULL;
+
+            if (act.tp_id) {
+                tp = bpf_map_lookup_elem(&ct_tps, &act.tp_id);
+            }
             if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
-                                   ovs_bpf_ct_timeout(k, false), ipv6,
-                                   &nat, &natted)) {
+                                   ovs_bpf_ct_timeout(k, false, true, tp),
+                                   k->nw_proto, ipv6, &nat, &natted)) {
                 /* As the kernel datapath: a packet whose connection cannot
                  * be committed (nf_conntrack_max reached) is dropped. */
                 ovs_bpf_action_failed(OVS_BPF_ACTION_CT);

@@ -282,6 +282,8 @@ get_map_fds(struct dpif_bpf_obj *o)
     o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
     o->meters_fd = bpf_map__fd(skel->maps.meters);
     o->ct_reass_fd = bpf_map__fd(skel->maps.ct_reass);
+    o->ct_tps_fd = bpf_map__fd(skel->maps.ct_tps);
+    o->ct_tp_conns_fd = bpf_map__fd(skel->maps.ct_tp_conns);
     o->ports_fd = bpf_map__fd(skel->maps.ports);
     o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);

@@ -1408,7 +1408,7 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 /* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
  * cannot do is refused with EINVAL, so that ofproto's probes and
  * "dpctl/add-flow" see it: labels (the kfuncs cannot write them), ALG
- * helpers, timeout policies, and the NAT that xlate_ct_nat() refuses. */
+ * helpers, and the NAT that xlate_ct_nat() refuses. */
 static int
 xlate_ct(struct act_xlate *x, const struct nlattr *a)
 {
@@ -1430,8 +1430,7 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     bool commit, force;
 
     if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
-        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]
-        || attrs[OVS_CT_ATTR_TIMEOUT]) {
+        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]) {
         return EINVAL;
     }
     commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
@@ -1461,6 +1460,20 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
 
         s->u.ct.mark = mark[0];
         s->u.ct.mark_mask = mark[1];
+    }
+    if (attrs[OVS_CT_ATTR_TIMEOUT]) {
+        /* The name of a timeout policy is its id in decimal
+         * (lib/dpif-bpf-ct-tp.c); it takes effect in a commit that creates
+         * a connection, as in the kernel datapath.  Any other name means
+         * no policy, the defaults, as the kernel datapath takes a name
+         * that has no policy (and ofproto-dpif probes the attribute with
+         * such a name). */
+        unsigned int id;
+
+        if (str_to_uint(nl_attr_get_string(attrs[OVS_CT_ATTR_TIMEOUT]), 10,
+                        &id)) {
+            s->u.ct.tp_id = id;
+        }
     }
     if (attrs[OVS_CT_ATTR_NAT]) {
         return xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
@@ -2108,6 +2121,9 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             if (a->u.ct.mark_mask) {
                 ds_put_format(s, ",mark=%#"PRIx32"/%#"PRIx32,
                               a->u.ct.mark, a->u.ct.mark_mask);
+            }
+            if (a->u.ct.tp_id) {
+                ds_put_format(s, ",timeout=%"PRIu32, a->u.ct.tp_id);
             }
             if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
                                  | OVS_BPF_CT_F_NAT_DST)) {
