@@ -40,7 +40,8 @@
  * always zero: the kfuncs cannot write a connection's labels (and ovs-
  * vswitchd says it has no ct_label).
  *
- * With commit, a connection that is not there is allocated
+ * With commit, a connection that is not there is allocated, if its zone
+ * is below its limit (ct_zones, "zone limits" in datapath-abi.h)
  * (bpf_skb_ct_alloc()), given its timeout and mark, and inserted
  * (bpf_ct_insert_entry()); "conntrack -L" in the datapath's network
  * namespace lists it.  The kernel's own TCP and UDP trackers never see
@@ -272,6 +273,38 @@ ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
                      - __builtin_offsetof(struct ovs_bpf_flow_key, ct_state));
 }
 
+/* Takes a place for a new connection in 'zone', if the zone has a limit
+ * (see "Conntrack zone limits" in datapath-abi.h).  Returns the zone's
+ * entry, whose count the caller gives back if it creates no connection, or
+ * NULL if there is no limit, or if the zone is full ('*full' set). */
+static __always_inline struct ovs_bpf_ct_zone *
+ovs_bpf_ct_zone_reserve(__u16 zone, bool *full)
+{
+    __u32 z = zone, d = OVS_BPF_CT_ZONE_DEFAULT;
+    struct ovs_bpf_ct_zone *cz, *def;
+    __s64 limit;
+
+    *full = false;
+    cz = bpf_map_lookup_elem(&ct_zones, &z);
+    if (!cz) {
+        return NULL;
+    }
+    limit = cz->limit;
+    if (!(cz->flags & OVS_BPF_CT_ZONE_F_LIMIT)) {
+        def = bpf_map_lookup_elem(&ct_zones, &d);
+        limit = def ? def->limit : 0;
+    }
+    if (!limit) {
+        return NULL;
+    }
+    if (__sync_fetch_and_add(&cz->count, 1) >= limit) {
+        __sync_fetch_and_add(&cz->count, -1);
+        *full = true;
+        return NULL;
+    }
+    return cz;
+}
+
 /* Commits a new connection with the packet's tuple 't' ('tlen' bytes) in
  * the zone of 'opts', with the NAT binding that 'act' asks for (IPv4
  * only).  Returns false if the kernel refused it: no memory, the table is
@@ -283,7 +316,7 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act, __u32 timeout,
                   __u8 proto, bool ipv6, struct ovs_bpf_ct_nat *nat,
-                  bool *natted)
+                  bool *natted, struct ovs_bpf_ct_zone *cz)
 {
     bool do_nat = !ipv6 && (act->flags & (OVS_BPF_CT_F_NAT_SRC
                                           | OVS_BPF_CT_F_NAT_DST));
@@ -292,6 +325,9 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
 
     ct = bpf_skb_ct_alloc(skb, t, tlen, opts, sizeof *opts);
     if (!ct) {
+        if (cz) {
+            __sync_fetch_and_add(&cz->count, -1);
+        }
         return false;
     }
     bpf_ct_set_timeout(ct, timeout);
@@ -311,6 +347,10 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
      * in and expires at once. */
     ins = bpf_ct_insert_entry(ct);
     if (!ins) {
+        if (cz) {
+            /* Not ours: it counts once, as another CPU's. */
+            __sync_fetch_and_add(&cz->count, -1);
+        }
         /* The kernel freed it: another CPU inserted the same connection
          * between the lookup and now (-EEXIST), so it is there, which is
          * what commit asks for; or, with NAT, the translated tuple is
@@ -456,15 +496,21 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
             const struct ovs_bpf_ct_tp *tp = NULL;
+            struct ovs_bpf_ct_zone *cz;
+            bool full;
 
             if (act.tp_id) {
                 tp = bpf_map_lookup_elem(&ct_tps, &act.tp_id);
             }
-            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
-                                   ovs_bpf_ct_timeout(k, false, true, tp),
-                                   k->nw_proto, ipv6, &nat, &natted)) {
+            cz = ovs_bpf_ct_zone_reserve(act.zone, &full);
+            if (full
+                || !ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
+                                      ovs_bpf_ct_timeout(k, false, true, tp),
+                                      k->nw_proto, ipv6, &nat, &natted,
+                                      cz)) {
                 /* As the kernel datapath: a packet whose connection cannot
-                 * be committed (nf_conntrack_max reached) is dropped. */
+                 * be committed (nf_conntrack_max or the zone's limit
+                 * reached) is dropped. */
                 ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
                 return TC_ACT_SHOT;
             }

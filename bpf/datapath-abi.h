@@ -74,6 +74,7 @@
 #define OVS_BPF_MAP_CT_REASS    "ct_reass"      /* struct ovs_bpf_ct_reass. */
 #define OVS_BPF_MAP_CT_TPS      "ct_tps"        /* id -> ovs_bpf_ct_tp. */
 #define OVS_BPF_MAP_CT_TP_CONNS "ct_tp_conns"   /* Connection -> tp id. */
+#define OVS_BPF_MAP_CT_ZONES    "ct_zones"      /* zone -> ovs_bpf_ct_zone. */
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
@@ -948,6 +949,29 @@ struct ovs_bpf_ct_tp_conn {
     __be32 dst[4];
     __be16 src_port;
     __be16 dst_port;
+};
+
+/* ------------------------------------------------------------------ */
+/* Conntrack zone limits.                                             */
+/* ------------------------------------------------------------------ */
+
+/* An entry of the 'ct_zones' array map (BPF_F_MMAPABLE: ovs-vswitchd maps
+ * it and updates 'count' with atomic operations as the BPF programs do),
+ * indexed by zone; entry OVS_BPF_CT_ZONE_DEFAULT holds the default limit.
+ * A commit that creates a connection in a zone adds one to its 'count'
+ * first, and takes it back if that reaches the zone's limit (its own if
+ * OVS_BPF_CT_ZONE_F_LIMIT, else the default; 0: none): the packet is
+ * dropped, as the kernel datapath drops it.  The kernel tells the BPF
+ * programs nothing when a connection ends, so ovs-vswitchd recounts the
+ * zones that have a limit (lib/dpif-bpf-ct-limit.c). */
+#define OVS_BPF_CT_ZONE_DEFAULT 65536
+#define OVS_BPF_N_CT_ZONES (OVS_BPF_CT_ZONE_DEFAULT + 1)
+#define OVS_BPF_CT_ZONE_F_LIMIT (1u << 0)
+
+struct ovs_bpf_ct_zone {
+    __u32 limit;
+    __u32 flags;                /* OVS_BPF_CT_ZONE_F_*. */
+    __s64 count;
 };
 
 #endif /* BPF_DATAPATH_ABI_H */

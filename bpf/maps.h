@@ -353,6 +353,16 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } ct_tp_conns SEC(".maps");
 
+/* Zone limits and the zones' connection counts (see datapath-abi.h). */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_ct_zone);
+    __uint(max_entries, OVS_BPF_N_CT_ZONES);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_zones SEC(".maps");
+
 static __always_inline struct ovs_bpf_dp_config *
 ovs_bpf_config_get(void)
 {

@@ -84,6 +84,7 @@
 #include "csum.h"
 #include "ct-dpif.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-tp.h"
 #include "netlink.h"
 #include "netlink-conntrack.h"
@@ -884,6 +885,14 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
         state |= CS_NEW;
         orig = &p.tuple;
         if (commit) {
+            int reserved = dpif_bpf_ct_limit_reserve(obj, zone);
+
+            if (reserved < 0) {
+                /* The zone is at its limit (dpif-bpf-ct-limit.c). */
+                COVERAGE_INC(dpif_bpf_ct_slow_error);
+                VLOG_DBG_RL(&rl, "ct(commit): zone %"PRIu16" is full", zone);
+                return false;
+            }
             mark = act->mark & act->mark_mask;
             error = ct_create(&p.tuple, zone,
                               timeout_of(obj, &p.tuple, zone, act->tp_id,
@@ -891,6 +900,8 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                               mark, act, nat);
             if (!error) {
                 dpif_bpf_ct_tp_conn_set(obj, &p.tuple, zone, act->tp_id);
+            } else if (reserved > 0) {
+                dpif_bpf_ct_limit_unreserve(obj, zone);
             }
             if (error && error != EEXIST) {
                 /* As in BPF and the kernel datapath: no connection, no

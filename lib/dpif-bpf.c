@@ -71,6 +71,7 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-slow.h"
 #include "dpif-bpf-ct-tp.h"
 #include "dpif-bpf-flow-table.h"
@@ -1438,9 +1439,9 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_get_nconns,
     NULL,                       /* ct_set_tcp_seq_chk */
     NULL,                       /* ct_get_tcp_seq_chk */
-    NULL,                       /* ct_set_limits */
-    NULL,                       /* ct_get_limits */
-    NULL,                       /* ct_del_limits */
+    dpif_bpf_ct_set_limits,
+    dpif_bpf_ct_get_limits,
+    dpif_bpf_ct_del_limits,
     dpif_bpf_ct_set_timeout_policy,
     dpif_bpf_ct_get_timeout_policy,
     dpif_bpf_ct_del_timeout_policy,
