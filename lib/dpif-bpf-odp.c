@@ -1443,8 +1443,9 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     }
 
     /* The eventmask (which ctnetlink events a commit sends) is accepted and
-     * has no effect: the kernel sends the events of the connections it
-     * inserts for BPF programs as for any other. */
+     * has no effect: the connections that BPF programs insert have no event
+     * extension, so the kernel sends no event for them at all (see
+     * "Conntrack" in dpif-bpf.rst). */
     s = new_slot(x, OVS_BPF_ACTION_CT);
     if (attrs[OVS_CT_ATTR_ZONE]) {
         s->u.ct.zone = nl_attr_get_u16(attrs[OVS_CT_ATTR_ZONE]);
