@@ -60,6 +60,9 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_ct_limit);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
+/* The same layout as for clang -target bpf (see datapath-abi.h). */
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_ct_zone) == 16);
+
 #define N_ZONES OVS_BPF_CT_ZONE_DEFAULT     /* Real zones: 0 to 65535. */
 #define RECOUNT_INTERVAL_MS 1000
 

@@ -65,6 +65,11 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_ct_tp);
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
 BUILD_ASSERT_DECL(CT_DPIF_TP_ATTR_MAX <= OVS_BPF_CT_TP_MAX_ATTRS);
+/* The same layout as for clang -target bpf (see datapath-abi.h). */
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_ct_tp)
+                  == 4 * (OVS_BPF_N_CT_TP_STATES + 1
+                          + OVS_BPF_CT_TP_MAX_ATTRS));
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_ct_tp_conn) == 40);
 
 /* bpf_ct_set_timeout() takes a __u32 of ms: longer timeouts are cut to
  * this (49 days). */
