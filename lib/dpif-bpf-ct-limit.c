@@ -178,9 +178,12 @@ dpif_bpf_ct_limit_forget(const struct ovs_bpf_ct_zone *zones)
     ovs_mutex_unlock(&mutex);
 }
 
-int
-dpif_bpf_ct_set_limits(struct dpif *dpif, const uint32_t *default_limit,
-                       const struct ovs_list *zone_limits)
+/* Sets the limits of 'zone_limits' (or, with 'del', takes them away, so
+ * that the zones fall under the default) and, if 'default_limit' is not
+ * NULL, the default limit. */
+static int
+change_limits(struct dpif *dpif, const uint32_t *default_limit,
+              const struct ovs_list *zone_limits, bool del)
 {
     struct ovs_bpf_ct_zone *zones = zones_of(dpif);
     const struct ct_dpif_zone_limit *zl;
@@ -194,13 +197,25 @@ dpif_bpf_ct_set_limits(struct dpif *dpif, const uint32_t *default_limit,
         zones[OVS_BPF_CT_ZONE_DEFAULT].limit = *default_limit;
     }
     LIST_FOR_EACH (zl, node, zone_limits) {
-        zones[zl->zone].limit = zl->limit;
-        zones[zl->zone].flags |= OVS_BPF_CT_ZONE_F_LIMIT;
+        if (del) {
+            zones[zl->zone].flags &= ~OVS_BPF_CT_ZONE_F_LIMIT;
+            zones[zl->zone].limit = 0;
+        } else {
+            zones[zl->zone].limit = zl->limit;
+            zones[zl->zone].flags |= OVS_BPF_CT_ZONE_F_LIMIT;
+        }
     }
     /* The zones that had no limit were not counted. */
     recount(zones, NULL);
     ovs_mutex_unlock(&mutex);
     return 0;
+}
+
+int
+dpif_bpf_ct_set_limits(struct dpif *dpif, const uint32_t *default_limit,
+                       const struct ovs_list *zone_limits)
+{
+    return change_limits(dpif, default_limit, zone_limits, false);
 }
 
 int
@@ -246,22 +261,7 @@ dpif_bpf_ct_get_limits(struct dpif *dpif, uint32_t *default_limit,
 int
 dpif_bpf_ct_del_limits(struct dpif *dpif, const struct ovs_list *zone_limits)
 {
-    struct ovs_bpf_ct_zone *zones = zones_of(dpif);
-    const struct ct_dpif_zone_limit *zl;
-
-    if (!zones) {
-        return EOPNOTSUPP;
-    }
-    ovs_mutex_lock(&mutex);
-    use_zones(zones);
-    LIST_FOR_EACH (zl, node, zone_limits) {
-        zones[zl->zone].flags &= ~OVS_BPF_CT_ZONE_F_LIMIT;
-        zones[zl->zone].limit = 0;
-    }
-    /* They may fall under the default limit now. */
-    recount(zones, NULL);
-    ovs_mutex_unlock(&mutex);
-    return 0;
+    return change_limits(dpif, NULL, zone_limits, true);
 }
 
 int
