@@ -40,16 +40,20 @@
  * always zero: the kfuncs cannot write a connection's labels (and ovs-
  * vswitchd says it has no ct_label).
  *
- * With commit, a connection that is not there is allocated
+ * With commit, a connection that is not there is allocated, if its zone
+ * is below its limit (ct_zones, "zone limits" in datapath-abi.h)
  * (bpf_skb_ct_alloc()), given its timeout and mark, and inserted
  * (bpf_ct_insert_entry()); "conntrack -L" in the datapath's network
  * namespace lists it.  The kernel's own TCP and UDP trackers never see
  * these packets (they do not go through netfilter), so the kernel never
  * refreshes or ends these connections: every ct() of a packet of a
- * connection sets its timeout again, from the table below, which follows
- * the kernel's defaults (nf_conntrack_udp_timeout..., in seconds).  There
- * is no TCP window or state tracking: a TCP connection ends when its
- * timeout expires, shortened by a FIN or RST. */
+ * connection sets its timeout again, by the state of the connection that
+ * it can see (OVS_BPF_CT_TP_STATES of datapath-abi.h): from the timeout
+ * policy that the commit of the connection gave it (ct(commit,timeout=ID),
+ * the policy in map 'ct_tps', the connection's policy id in 'ct_tp_conns'),
+ * or else the kernel's defaults.  There is no TCP window or state
+ * tracking: a TCP connection ends when its timeout expires, shortened by a
+ * FIN or RST. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1
@@ -78,14 +82,6 @@
 #define OVS_BPF_IP_CT_DIR_REPLY 1
 #define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
 #define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
-
-/* Timeouts in ms: the kernel's nf_conntrack_{udp,tcp}_timeout_* defaults. */
-#define OVS_BPF_CT_UDP_NEW_MS (30 * 1000)             /* udp_timeout */
-#define OVS_BPF_CT_UDP_EST_MS (120 * 1000)            /* udp_timeout_stream */
-#define OVS_BPF_CT_TCP_NEW_MS (120 * 1000)            /* tcp_timeout_syn_sent */
-#define OVS_BPF_CT_TCP_EST_MS (432000u * 1000)        /* _established */
-#define OVS_BPF_CT_TCP_FIN_MS (120 * 1000)            /* _time_wait */
-#define OVS_BPF_CT_TCP_RST_MS (10 * 1000)             /* _close */
 
 /* The part of the kernel's struct nf_conn that is read (and, for 'mark',
  * written: the only field the kernel lets BPF programs write).  CO-RE
@@ -165,21 +161,96 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
     return true;
 }
 
-/* The timeout of a connection of protocol 'proto' whose packet 'k' was just
- * seen; 'replied' if a packet of the reply direction has been seen. */
+/* The timeout in ms of state 'st' in timeout policy 'tp', or the kernel's
+ * default if 'tp' is NULL. */
 static __always_inline __u32
-ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied)
+ovs_bpf_ct_tp_ms(const struct ovs_bpf_ct_tp *tp, enum ovs_bpf_ct_tp_state st)
+{
+    switch (st) {
+#define OVS_BPF_CT_TP(STATE, ATTR, DEFAULT)                     \
+    case OVS_BPF_CT_TP_##STATE:                                 \
+        return tp ? tp->timeout_ms[OVS_BPF_CT_TP_##STATE]       \
+                  : DEFAULT * 1000u;
+    OVS_BPF_CT_TP_STATES
+#undef OVS_BPF_CT_TP
+    default:
+        return 0;
+    }
+}
+
+/* The timeout, under policy 'tp' (NULL: none), of a TCP or UDP connection
+ * whose packet 'k' was just seen; 'replied' if a packet of the reply
+ * direction has been seen, 'first' if 'k' creates it. */
+static __always_inline __u32
+ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
+                   bool first, const struct ovs_bpf_ct_tp *tp)
 {
     if (k->nw_proto == IPPROTO_UDP) {
-        return replied ? OVS_BPF_CT_UDP_EST_MS : OVS_BPF_CT_UDP_NEW_MS;
+        return ovs_bpf_ct_tp_ms(tp, first ? OVS_BPF_CT_TP_UDP_FIRST
+                                    : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
+                                    : OVS_BPF_CT_TP_UDP_SINGLE);
     }
     if (k->tcp_flags & bpf_htons(0x004)) {
-        return OVS_BPF_CT_TCP_RST_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_RST);
     }
     if (k->tcp_flags & bpf_htons(0x001)) {
-        return OVS_BPF_CT_TCP_FIN_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_FIN);
     }
-    return replied ? OVS_BPF_CT_TCP_EST_MS : OVS_BPF_CT_TCP_NEW_MS;
+    return ovs_bpf_ct_tp_ms(tp, replied ? OVS_BPF_CT_TP_TCP_EST
+                                        : OVS_BPF_CT_TP_TCP_NEW);
+}
+
+/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone'. */
+static __always_inline void
+ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
+                       const struct nf_conn___ovs *ct, __u16 zone,
+                       __u8 proto, bool ipv6)
+{
+    __builtin_memset(key, 0, sizeof *key);
+    key->zone = zone;
+    key->proto = proto;
+    if (ipv6) {
+        for (int i = 0; i < 4; i++) {
+            key->src[i] = ct->tuplehash[0].tuple.src.u3.ip6[i];
+            key->dst[i] = ct->tuplehash[0].tuple.dst.u3.ip6[i];
+        }
+    } else {
+        key->src[0] = ct->tuplehash[0].tuple.src.u3.ip;
+        key->dst[0] = ct->tuplehash[0].tuple.dst.u3.ip;
+    }
+    key->src_port = ct->tuplehash[0].tuple.src.u.all;
+    key->dst_port = ct->tuplehash[0].tuple.dst.u.all;
+}
+
+/* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
+ * the policy was deleted since). */
+static __always_inline const struct ovs_bpf_ct_tp *
+ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                 bool ipv6)
+{
+    struct ovs_bpf_ct_tp_conn key;
+    __u32 *id;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    id = bpf_map_lookup_elem(&ct_tp_conns, &key);
+    return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
+}
+
+/* Records that connection 'ct' of 'zone', just created by a commit, has
+ * timeout policy 'tp_id' (0: none, which takes out what an earlier
+ * connection of the same tuple left). */
+static __always_inline void
+ovs_bpf_ct_tp_set(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                  bool ipv6, __u32 tp_id)
+{
+    struct ovs_bpf_ct_tp_conn key;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    if (tp_id) {
+        bpf_map_update_elem(&ct_tp_conns, &key, &tp_id, BPF_ANY);
+    } else {
+        bpf_map_delete_elem(&ct_tp_conns, &key);
+    }
 }
 
 /* Sets the original direction tuple of 'k' to the packet's own tuple, or to
@@ -210,6 +281,38 @@ ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
                      - __builtin_offsetof(struct ovs_bpf_flow_key, ct_state));
 }
 
+/* Takes a place for a new connection in 'zone', if the zone has a limit
+ * (see "Conntrack zone limits" in datapath-abi.h).  Returns the zone's
+ * entry, whose count the caller gives back if it creates no connection, or
+ * NULL if there is no limit, or if the zone is full ('*full' set). */
+static __always_inline struct ovs_bpf_ct_zone *
+ovs_bpf_ct_zone_reserve(__u16 zone, bool *full)
+{
+    __u32 z = zone, d = OVS_BPF_CT_ZONE_DEFAULT;
+    struct ovs_bpf_ct_zone *cz, *def;
+    __s64 limit;
+
+    *full = false;
+    cz = bpf_map_lookup_elem(&ct_zones, &z);
+    if (!cz) {
+        return NULL;
+    }
+    limit = cz->limit;
+    if (!(cz->flags & OVS_BPF_CT_ZONE_F_LIMIT)) {
+        def = bpf_map_lookup_elem(&ct_zones, &d);
+        limit = def ? def->limit : 0;
+    }
+    if (!limit) {
+        return NULL;
+    }
+    if (__sync_fetch_and_add(&cz->count, 1) >= limit) {
+        __sync_fetch_and_add(&cz->count, -1);
+        *full = true;
+        return NULL;
+    }
+    return cz;
+}
+
 /* What ovs_bpf_ct_insert() did. */
 enum ovs_bpf_ct_ins {
     OVS_BPF_CT_INS_OK,          /* The connection is in the table. */
@@ -226,7 +329,8 @@ static __always_inline enum ovs_bpf_ct_ins
 ovs_bpf_ct_insert(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act, __u32 timeout,
-                  bool ipv6, int manip, union nf_inet_addr___ovs *addr, __u16 port,
+                  __u8 proto, bool ipv6, int manip,
+                  union nf_inet_addr___ovs *addr, __u16 port,
                   struct ovs_bpf_ct_nat *nat, bool *natted)
 {
     struct nf_conn___ovs *ct, *ins;
@@ -256,8 +360,11 @@ ovs_bpf_ct_insert(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     }
     if (nat_failed) {
         bpf_ct_change_timeout(ins, 0);
-    } else if (manip >= 0) {
-        *natted = ovs_bpf_ct_nat_of(ins, false, ipv6, nat);
+    } else {
+        ovs_bpf_ct_tp_set(ins, act->zone, proto, ipv6, act->tp_id);
+        if (manip >= 0) {
+            *natted = ovs_bpf_ct_nat_of(ins, false, ipv6, nat);
+        }
     }
     bpf_ct_release(ins);
     return nat_failed ? OVS_BPF_CT_INS_FAILED : OVS_BPF_CT_INS_OK;
@@ -281,8 +388,9 @@ ovs_bpf_ct_exists(struct __sk_buff *skb, struct bpf_sock_tuple *t,
 }
 
 /* Commits a new connection with the packet 'k''s tuple 't' ('tlen' bytes)
- * in the zone of 'opts', with the NAT binding that 'act' asks for.
- * Returns false if the kernel refused it: no memory, the table is full
+ * in the zone of 'opts', with the NAT binding that 'act' asks for, in the
+ * place 'cz' took in its zone's limit (NULL: none), which is given back
+ * unless the connection is the one this commit inserted.  Returns false if the kernel refused it: no memory, the table is full
  * (nf_conntrack_max), or, with NAT, none of the candidates of the range
  * that were tried is free (exhaustion, as in the kernel datapath).  With
  * NAT, '*nat' gets the translation of the packet and '*natted' is set if
@@ -292,7 +400,8 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act,
                   const struct ovs_bpf_flow_key *k, __u32 timeout,
-                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
+                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted,
+                  struct ovs_bpf_ct_zone *cz)
 {
     union nf_inet_addr___ovs addr;
     enum ovs_bpf_ct_ins ret;
@@ -306,8 +415,13 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
          * cannot be made), a clash is the same connection, committed by
          * another CPU: what commit asks for. */
         __builtin_memset(&addr, 0, sizeof addr);
-        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout, ipv6, -1,
-                                &addr, 0, nat, natted);
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout,
+                                k->nw_proto, ipv6, -1, &addr, 0, nat,
+                                natted);
+        if (ret != OVS_BPF_CT_INS_OK && cz) {
+            /* Not ours: another CPU's counts once. */
+            __sync_fetch_and_add(&cz->count, -1);
+        }
         return ret != OVS_BPF_CT_INS_FAILED;
     }
     manip = act->flags & OVS_BPF_CT_F_NAT_SRC ? OVS_BPF_NF_NAT_MANIP_SRC
@@ -321,18 +435,24 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                                       &port)) {
             break;              /* Every candidate of the range is taken. */
         }
-        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout, ipv6,
-                                manip, &addr, port, nat, natted);
-        if (ret != OVS_BPF_CT_INS_TAKEN) {
-            return ret == OVS_BPF_CT_INS_OK;
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout,
+                                k->nw_proto, ipv6, manip, &addr, port, nat,
+                                natted);
+        if (ret == OVS_BPF_CT_INS_OK) {
+            return true;
+        } else if (ret != OVS_BPF_CT_INS_TAKEN) {
+            break;
         }
         if (ovs_bpf_ct_exists(skb, t, tlen, opts)) {
             /* Another CPU committed this connection since the lookup:
              * its binding is not known here, and the packet is dropped,
              * as a new connection whose translation failed. */
-            return false;
+            break;
         }
         /* The translated tuple is taken: the next candidate. */
+    }
+    if (cz) {
+        __sync_fetch_and_add(&cz->count, -1);
     }
     return false;
 }
@@ -434,7 +554,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                        | (act.mark & act.mark_mask);
         }
         k->ct_mark = ct->mark;
-        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
+        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
+                                      k, replied, false,
+                                      ovs_bpf_ct_tp_of(ct, act.zone,
+                                                       k->nw_proto, ipv6)));
         /* The original tuple is the entry's: with NAT, the reverse of a
          * reply is not it. */
         if (ipv6) {
@@ -469,11 +592,21 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     } else {
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
-            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act, k,
-                                   ovs_bpf_ct_timeout(k, false), ipv6,
-                                   &nat, &natted)) {
+            const struct ovs_bpf_ct_tp *tp = NULL;
+            struct ovs_bpf_ct_zone *cz;
+            bool full;
+
+            if (act.tp_id) {
+                tp = bpf_map_lookup_elem(&ct_tps, &act.tp_id);
+            }
+            cz = ovs_bpf_ct_zone_reserve(act.zone, &full);
+            if (full
+                || !ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act, k,
+                                      ovs_bpf_ct_timeout(k, false, true, tp),
+                                      ipv6, &nat, &natted, cz)) {
                 /* As the kernel datapath: a packet whose connection cannot
-                 * be committed (nf_conntrack_max reached) is dropped. */
+                 * be committed (nf_conntrack_max or the zone's limit
+                 * reached) is dropped. */
                 ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
                 return TC_ACT_SHOT;
             }

@@ -49,9 +49,11 @@
  *     second ct() after NAT finds the connection the first one used.
  *
  * The kernel's trackers never see these packets, so every packet of a
- * connection sets its timeout again: the kernel's defaults,
- * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s) and
- * _generic_timeout (600 s).
+ * connection sets its timeout again: for ICMP and ICMPv6, that of the
+ * timeout policy of its commit (icmp_first before a reply, icmp_reply
+ * after, dpif-bpf-ct-tp.c), or the kernel's default,
+ * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s); for the others
+ * _generic_timeout (600 s), which ofproto-dpif gives no policy.
  *
  * NAT (IPv4 and IPv6, as in BPF): a commit with nat(src=...) or
  * nat(dst=...) makes the connection with its binding (CTA_NAT_SRC,
@@ -83,6 +85,8 @@
 #include "csum.h"
 #include "ct-dpif.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct-limit.h"
+#include "dpif-bpf-ct-tp.h"
 #include "netlink.h"
 #include "netlink-conntrack.h"
 #include "netlink-socket.h"
@@ -99,8 +103,8 @@ COVERAGE_DEFINE(dpif_bpf_ct_slow_error);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
-/* The kernel's default timeouts, in seconds. */
-#define CT_SLOW_ICMP_TIMEOUT 30        /* nf_conntrack_icmp(v6)_timeout */
+/* The kernel's default timeout, in seconds, of the protocols that have no
+ * timeout policy (ICMP's are in bpf/datapath-abi.h). */
 #define CT_SLOW_GENERIC_TIMEOUT 600    /* nf_conntrack_generic_timeout */
 
 /* What ct() needs to know of a packet. */
@@ -806,11 +810,19 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
     return true;
 }
 
+/* The timeout in seconds of connection 't' of 'zone', 'replied' or not,
+ * under timeout policy 'tp_id' (a commit's) or, if that is 0, the policy
+ * that its commit gave it. */
 static uint32_t
-timeout_of(const struct ct_dpif_tuple *t)
+timeout_of(const struct dpif_bpf_obj *obj, const struct ct_dpif_tuple *t,
+           uint16_t zone, uint32_t tp_id, bool replied)
 {
-    return is_icmp_proto(t->l3_type, t->ip_proto) ? CT_SLOW_ICMP_TIMEOUT
-                                                   : CT_SLOW_GENERIC_TIMEOUT;
+    if (!is_icmp_proto(t->l3_type, t->ip_proto)) {
+        return CT_SLOW_GENERIC_TIMEOUT;
+    }
+    return dpif_bpf_ct_tp_timeout(obj, t, zone, tp_id,
+                                  replied ? OVS_BPF_CT_TP_ICMP_REPLY
+                                          : OVS_BPF_CT_TP_ICMP_FIRST);
 }
 
 /* Runs the ct() action 'act' on 'packet', whose headers 'flow' describes
@@ -819,7 +831,8 @@ timeout_of(const struct ct_dpif_tuple *t)
  * packet goes on to the actions after the ct(), false if it is dropped
  * (a new connection could not be committed). */
 bool
-dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
+dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
+                         const struct ovs_bpf_act_ct *act,
                          struct dp_packet *packet, const struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
@@ -925,7 +938,8 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         mark = (e.mark & ~mask) | (act->mark & mask);
         /* An error does not keep its connection alive. */
         error = ct_update(&e.tuple_orig, zone,
-                          related ? 0 : timeout_of(&e.tuple_orig),
+                          related ? 0 : timeout_of(obj, &e.tuple_orig, zone,
+                                                   0, replied || reply),
                           status, act->mark, mask);
         if (error == ENOENT) {
             /* It expired since the lookup: the state above was true
@@ -949,9 +963,24 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         state |= CS_NEW;
         orig = &p.tuple;
         if (commit) {
+            int reserved = dpif_bpf_ct_limit_reserve(obj, zone);
+
+            if (reserved < 0) {
+                /* The zone is at its limit (dpif-bpf-ct-limit.c). */
+                COVERAGE_INC(dpif_bpf_ct_slow_error);
+                VLOG_DBG_RL(&rl, "ct(commit): zone %"PRIu16" is full", zone);
+                return false;
+            }
             mark = act->mark & act->mark_mask;
-            error = ct_create(&p.tuple, zone, timeout_of(&p.tuple), mark,
-                              act, nat);
+            error = ct_create(&p.tuple, zone,
+                              timeout_of(obj, &p.tuple, zone, act->tp_id,
+                                         false),
+                              mark, act, nat);
+            if (!error) {
+                dpif_bpf_ct_tp_conn_set(obj, &p.tuple, zone, act->tp_id);
+            } else if (reserved > 0) {
+                dpif_bpf_ct_limit_unreserve(obj, zone);
+            }
             if (error && error != EEXIST) {
                 /* As in BPF and the kernel datapath: no connection, no
                  * packet (the table is full, or NAT found no tuple). */

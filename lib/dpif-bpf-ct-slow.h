@@ -24,10 +24,12 @@
 #include <stdbool.h>
 
 struct dp_packet;
+struct dpif_bpf_obj;
 struct flow;
 struct ovs_bpf_act_ct;
 
-bool dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *,
+bool dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *,
+                              const struct ovs_bpf_act_ct *,
                               struct dp_packet *, const struct flow *);
 
 #endif /* dpif-bpf-ct-slow.h */

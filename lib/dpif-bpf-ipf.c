@@ -305,7 +305,7 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
     if (flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP) {
         /* The conntrack kfuncs track TCP and UDP only: ICMP and the other
          * protocols take the ct slow path, here as for whole packets. */
-        if (!dpif_bpf_ct_slow_execute(act, packet, &flow)) {
+        if (!dpif_bpf_ct_slow_execute(dp->obj, act, packet, &flow)) {
             ct_md_invalid(packet, act->zone);
         }
         return;

@@ -1471,7 +1471,7 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 /* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
  * cannot do is refused with EINVAL, so that ofproto's probes and
  * "dpctl/add-flow" see it: labels (the kfuncs cannot write them), ALG
- * helpers, timeout policies, and the NAT that xlate_ct_nat() refuses. */
+ * helpers, and the NAT that xlate_ct_nat() refuses. */
 static int
 xlate_ct(struct act_xlate *x, const struct nlattr *a)
 {
@@ -1493,8 +1493,7 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     bool commit, force;
 
     if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
-        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]
-        || attrs[OVS_CT_ATTR_TIMEOUT]) {
+        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]) {
         return EINVAL;
     }
     commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
@@ -1507,8 +1506,9 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     }
 
     /* The eventmask (which ctnetlink events a commit sends) is accepted and
-     * has no effect: the kernel sends the events of the connections it
-     * inserts for BPF programs as for any other. */
+     * has no effect: the connections that BPF programs insert have no event
+     * extension, so the kernel sends no event for them at all (see
+     * "Conntrack" in dpif-bpf.rst). */
     s = new_slot(x, OVS_BPF_ACTION_CT);
     if (attrs[OVS_CT_ATTR_ZONE]) {
         s->u.ct.zone = nl_attr_get_u16(attrs[OVS_CT_ATTR_ZONE]);
@@ -1524,6 +1524,20 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
 
         s->u.ct.mark = mark[0];
         s->u.ct.mark_mask = mark[1];
+    }
+    if (attrs[OVS_CT_ATTR_TIMEOUT]) {
+        /* The name of a timeout policy is its id in decimal
+         * (lib/dpif-bpf-ct-tp.c); it takes effect in a commit that creates
+         * a connection, as in the kernel datapath.  Any other name means
+         * no policy, the defaults, as the kernel datapath takes a name
+         * that has no policy (and ofproto-dpif probes the attribute with
+         * such a name). */
+        unsigned int id;
+
+        if (str_to_uint(nl_attr_get_string(attrs[OVS_CT_ATTR_TIMEOUT]), 10,
+                        &id)) {
+            s->u.ct.tp_id = id;
+        }
     }
     if (attrs[OVS_CT_ATTR_NAT]) {
         return xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
@@ -2274,6 +2288,9 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             if (a->u.ct.mark_mask) {
                 ds_put_format(s, ",mark=%#"PRIx32"/%#"PRIx32,
                               a->u.ct.mark, a->u.ct.mark_mask);
+            }
+            if (a->u.ct.tp_id) {
+                ds_put_format(s, ",timeout=%"PRIu32, a->u.ct.tp_id);
             }
             if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
                                  | OVS_BPF_CT_F_NAT_DST)) {

@@ -71,7 +71,9 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-slow.h"
+#include "dpif-bpf-ct-tp.h"
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-ipf.h"
 #include "dpif-bpf-linux.h"
@@ -1325,7 +1327,8 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(&slots[up->ct_slot].u.ct, &packet, &flow)
+    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct,
+                                 &packet, &flow)
         && next < up->ct_end) {
         dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
     }
@@ -1650,16 +1653,16 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_get_nconns,
     NULL,                       /* ct_set_tcp_seq_chk */
     NULL,                       /* ct_get_tcp_seq_chk */
-    NULL,                       /* ct_set_limits */
-    NULL,                       /* ct_get_limits */
-    NULL,                       /* ct_del_limits */
-    NULL,                       /* ct_set_timeout_policy */
-    NULL,                       /* ct_get_timeout_policy */
-    NULL,                       /* ct_del_timeout_policy */
-    NULL,                       /* ct_timeout_policy_dump_start */
-    NULL,                       /* ct_timeout_policy_dump_next */
-    NULL,                       /* ct_timeout_policy_dump_done */
-    NULL,                       /* ct_get_timeout_policy_name */
+    dpif_bpf_ct_set_limits,
+    dpif_bpf_ct_get_limits,
+    dpif_bpf_ct_del_limits,
+    dpif_bpf_ct_set_timeout_policy,
+    dpif_bpf_ct_get_timeout_policy,
+    dpif_bpf_ct_del_timeout_policy,
+    dpif_bpf_ct_timeout_policy_dump_start,
+    dpif_bpf_ct_timeout_policy_dump_next,
+    dpif_bpf_ct_timeout_policy_dump_done,
+    dpif_bpf_ct_get_timeout_policy_name,
     NULL,                       /* ct_get_features */
     dpif_bpf_ipf_set_enabled,
     dpif_bpf_ipf_set_min_frag,
