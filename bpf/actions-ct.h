@@ -41,16 +41,20 @@
  * ovs_bpf_ct_labels()).  No kfunc writes labels: a commit that sets them
  * takes the slow path (bpf/ct-slow.h).
  *
- * With commit, a connection that is not there is allocated
+ * With commit, a connection that is not there is allocated, if its zone
+ * is below its limit (ct_zones, "zone limits" in datapath-abi.h)
  * (bpf_skb_ct_alloc()), given its timeout and mark, and inserted
  * (bpf_ct_insert_entry()); "conntrack -L" in the datapath's network
  * namespace lists it.  The kernel's own TCP and UDP trackers never see
  * these packets (they do not go through netfilter), so the kernel never
  * refreshes or ends these connections: every ct() of a packet of a
- * connection sets its timeout again, from the table below, which follows
- * the kernel's defaults (nf_conntrack_udp_timeout..., in seconds).  There
- * is no TCP window or state tracking: a TCP connection ends when its
- * timeout expires, shortened by a FIN or RST. */
+ * connection sets its timeout again, by the state of the connection that
+ * it can see (OVS_BPF_CT_TP_STATES of datapath-abi.h): from the timeout
+ * policy that the commit of the connection gave it (ct(commit,timeout=ID),
+ * the policy in map 'ct_tps', the connection's policy id in 'ct_tp_conns'),
+ * or else the kernel's defaults.  There is no TCP window or state
+ * tracking: a TCP connection ends when its timeout expires, shortened by a
+ * FIN or RST. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1
@@ -80,14 +84,6 @@
 #define OVS_BPF_IP_CT_DIR_REPLY 1
 #define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
 #define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
-
-/* Timeouts in ms: the kernel's nf_conntrack_{udp,tcp}_timeout_* defaults. */
-#define OVS_BPF_CT_UDP_NEW_MS (30 * 1000)             /* udp_timeout */
-#define OVS_BPF_CT_UDP_EST_MS (120 * 1000)            /* udp_timeout_stream */
-#define OVS_BPF_CT_TCP_NEW_MS (120 * 1000)            /* tcp_timeout_syn_sent */
-#define OVS_BPF_CT_TCP_EST_MS (432000u * 1000)        /* _established */
-#define OVS_BPF_CT_TCP_FIN_MS (120 * 1000)            /* _time_wait */
-#define OVS_BPF_CT_TCP_RST_MS (10 * 1000)             /* _close */
 
 /* The part of the kernel's struct nf_conn that is read (and, for 'mark',
  * written: the only field the kernel lets BPF programs write).  CO-RE
@@ -147,26 +143,34 @@ extern int bpf_ct_set_nat_info(struct nf_conn___ovs *,
  * direction of an SNAT connection and +dnat for its replies, the other way
  * round for DNAT, as in OVS's lib/conntrack.c. */
 static __always_inline bool
-ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply,
+ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
                   struct ovs_bpf_ct_nat *nat)
 {
+    const struct nf_conntrack_tuple___ovs *other;
     unsigned long status = ct->status;
     bool snat = status & OVS_BPF_IPS_SRC_NAT;
 
     if (!(status & (OVS_BPF_IPS_SRC_NAT | OVS_BPF_IPS_DST_NAT))) {
         return false;
     }
-    if (reply) {
-        nat->src = ct->tuplehash[0].tuple.dst.u3.ip;
-        nat->dst = ct->tuplehash[0].tuple.src.u3.ip;
-        nat->sport = ct->tuplehash[0].tuple.dst.u.all;
-        nat->dport = ct->tuplehash[0].tuple.src.u.all;
+    other = reply ? &ct->tuplehash[0].tuple : &ct->tuplehash[1].tuple;
+    __builtin_memset(nat, 0, sizeof *nat);
+    if (ipv6) {
+        /* Word by word: CO-RE relocates each access. */
+        nat->src[0] = other->dst.u3.ip6[0];
+        nat->src[1] = other->dst.u3.ip6[1];
+        nat->src[2] = other->dst.u3.ip6[2];
+        nat->src[3] = other->dst.u3.ip6[3];
+        nat->dst[0] = other->src.u3.ip6[0];
+        nat->dst[1] = other->src.u3.ip6[1];
+        nat->dst[2] = other->src.u3.ip6[2];
+        nat->dst[3] = other->src.u3.ip6[3];
     } else {
-        nat->src = ct->tuplehash[1].tuple.dst.u3.ip;
-        nat->dst = ct->tuplehash[1].tuple.src.u3.ip;
-        nat->sport = ct->tuplehash[1].tuple.dst.u.all;
-        nat->dport = ct->tuplehash[1].tuple.src.u.all;
+        nat->src[0] = other->dst.u3.ip;
+        nat->dst[0] = other->src.u3.ip;
     }
+    nat->sport = other->dst.u.all;
+    nat->dport = other->src.u.all;
     nat->cs = snat != reply ? OVS_BPF_CS_SRC_NAT : OVS_BPF_CS_DST_NAT;
     return true;
 }
@@ -207,21 +211,96 @@ ovs_bpf_ct_labels(const struct nf_conn___ovs *ct, __u8 labels[16])
     }
 }
 
-/* The timeout of a connection of protocol 'proto' whose packet 'k' was just
- * seen; 'replied' if a packet of the reply direction has been seen. */
+/* The timeout in ms of state 'st' in timeout policy 'tp', or the kernel's
+ * default if 'tp' is NULL. */
 static __always_inline __u32
-ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied)
+ovs_bpf_ct_tp_ms(const struct ovs_bpf_ct_tp *tp, enum ovs_bpf_ct_tp_state st)
+{
+    switch (st) {
+#define OVS_BPF_CT_TP(STATE, ATTR, DEFAULT)                     \
+    case OVS_BPF_CT_TP_##STATE:                                 \
+        return tp ? tp->timeout_ms[OVS_BPF_CT_TP_##STATE]       \
+                  : DEFAULT * 1000u;
+    OVS_BPF_CT_TP_STATES
+#undef OVS_BPF_CT_TP
+    default:
+        return 0;
+    }
+}
+
+/* The timeout, under policy 'tp' (NULL: none), of a TCP or UDP connection
+ * whose packet 'k' was just seen; 'replied' if a packet of the reply
+ * direction has been seen, 'first' if 'k' creates it. */
+static __always_inline __u32
+ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
+                   bool first, const struct ovs_bpf_ct_tp *tp)
 {
     if (k->nw_proto == IPPROTO_UDP) {
-        return replied ? OVS_BPF_CT_UDP_EST_MS : OVS_BPF_CT_UDP_NEW_MS;
+        return ovs_bpf_ct_tp_ms(tp, first ? OVS_BPF_CT_TP_UDP_FIRST
+                                    : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
+                                    : OVS_BPF_CT_TP_UDP_SINGLE);
     }
     if (k->tcp_flags & bpf_htons(0x004)) {
-        return OVS_BPF_CT_TCP_RST_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_RST);
     }
     if (k->tcp_flags & bpf_htons(0x001)) {
-        return OVS_BPF_CT_TCP_FIN_MS;
+        return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_FIN);
     }
-    return replied ? OVS_BPF_CT_TCP_EST_MS : OVS_BPF_CT_TCP_NEW_MS;
+    return ovs_bpf_ct_tp_ms(tp, replied ? OVS_BPF_CT_TP_TCP_EST
+                                        : OVS_BPF_CT_TP_TCP_NEW);
+}
+
+/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone'. */
+static __always_inline void
+ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
+                       const struct nf_conn___ovs *ct, __u16 zone,
+                       __u8 proto, bool ipv6)
+{
+    __builtin_memset(key, 0, sizeof *key);
+    key->zone = zone;
+    key->proto = proto;
+    if (ipv6) {
+        for (int i = 0; i < 4; i++) {
+            key->src[i] = ct->tuplehash[0].tuple.src.u3.ip6[i];
+            key->dst[i] = ct->tuplehash[0].tuple.dst.u3.ip6[i];
+        }
+    } else {
+        key->src[0] = ct->tuplehash[0].tuple.src.u3.ip;
+        key->dst[0] = ct->tuplehash[0].tuple.dst.u3.ip;
+    }
+    key->src_port = ct->tuplehash[0].tuple.src.u.all;
+    key->dst_port = ct->tuplehash[0].tuple.dst.u.all;
+}
+
+/* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
+ * the policy was deleted since). */
+static __always_inline const struct ovs_bpf_ct_tp *
+ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                 bool ipv6)
+{
+    struct ovs_bpf_ct_tp_conn key;
+    __u32 *id;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    id = bpf_map_lookup_elem(&ct_tp_conns, &key);
+    return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
+}
+
+/* Records that connection 'ct' of 'zone', just created by a commit, has
+ * timeout policy 'tp_id' (0: none, which takes out what an earlier
+ * connection of the same tuple left). */
+static __always_inline void
+ovs_bpf_ct_tp_set(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
+                  bool ipv6, __u32 tp_id)
+{
+    struct ovs_bpf_ct_tp_conn key;
+
+    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
+    if (tp_id) {
+        bpf_map_update_elem(&ct_tp_conns, &key, &tp_id, BPF_ANY);
+    } else {
+        bpf_map_delete_elem(&ct_tp_conns, &key);
+    }
 }
 
 /* Sets the original direction tuple of 'k' to the packet's own tuple, or to
@@ -283,10 +362,10 @@ ovs_bpf_ct_lookup_args(const struct ovs_bpf_flow_key *k, __u16 zone,
     return tlen;
 }
 
-/* For ct(commit) 'act' with labels (OVS_BPF_CT_F_LABEL) of the packet of
- * 'k': true if the ct() can run in BPF because it has no labels to write,
- * its TCP or UDP connection being there with the labels that 'act' sets
- * already (the established packets of a connection that a pipeline
+/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL) of the packet
+ * of 'k': true if the ct() can run in BPF because it has no labels to
+ * write, its TCP or UDP connection being there with the labels that 'lbl'
+ * sets already (the established packets of a connection that a pipeline
  * commits with the same labels each time); false if it takes the slow
  * path, which writes them (and makes the connection if there is none).  A
  * packet that is not TCP or UDP (or not IP, or a fragment) is for the
@@ -294,7 +373,8 @@ ovs_bpf_ct_lookup_args(const struct ovs_bpf_flow_key *k, __u16 zone,
 static __always_inline bool
 ovs_bpf_ct_labels_done(struct __sk_buff *skb,
                        const struct ovs_bpf_flow_key *k,
-                       const struct ovs_bpf_act_ct *act)
+                       const struct ovs_bpf_act_ct *act,
+                       const struct ovs_bpf_act_ct_label *lbl)
 {
     bool ipv6 = k->eth_type == bpf_htons(0x86dd);
     struct bpf_ct_opts___ovs opts;
@@ -321,63 +401,185 @@ ovs_bpf_ct_labels_done(struct __sk_buff *skb,
     }
     ovs_bpf_ct_labels(ct, (__u8 *) cur);
     bpf_ct_release(ct);
-    __builtin_memcpy(val, act->label, 16);
-    __builtin_memcpy(mask, act->label_mask, 16);
+    __builtin_memcpy(val, lbl->label, 16);
+    __builtin_memcpy(mask, lbl->mask, 16);
     return (cur[0] & mask[0]) == val[0] && (cur[1] & mask[1]) == val[1];
 }
 
-/* Commits a new connection with the packet's tuple 't' ('tlen' bytes) in
- * the zone of 'opts', with the NAT binding that 'act' asks for (IPv4
- * only).  Returns false if the kernel refused it: no memory, the table is
- * full (nf_conntrack_max), or, with NAT, no NAT binding or a translated
- * tuple that is taken.  With NAT, '*nat' gets the translation of the
- * packet and '*natted' is set if there is one. */
-static __always_inline bool
-ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+/* Takes a place for a new connection in 'zone', if the zone has a limit
+ * (see "Conntrack zone limits" in datapath-abi.h).  Returns the zone's
+ * entry, whose count the caller gives back if it creates no connection, or
+ * NULL if there is no limit, or if the zone is full ('*full' set). */
+static __always_inline struct ovs_bpf_ct_zone *
+ovs_bpf_ct_zone_reserve(__u16 zone, bool *full)
+{
+    __u32 z = zone, d = OVS_BPF_CT_ZONE_DEFAULT;
+    struct ovs_bpf_ct_zone *cz, *def;
+    __s64 limit;
+
+    *full = false;
+    cz = bpf_map_lookup_elem(&ct_zones, &z);
+    if (!cz) {
+        return NULL;
+    }
+    limit = cz->limit;
+    if (!(cz->flags & OVS_BPF_CT_ZONE_F_LIMIT)) {
+        def = bpf_map_lookup_elem(&ct_zones, &d);
+        limit = def ? def->limit : 0;
+    }
+    if (!limit) {
+        return NULL;
+    }
+    if (__sync_fetch_and_add(&cz->count, 1) >= limit) {
+        __sync_fetch_and_add(&cz->count, -1);
+        *full = true;
+        return NULL;
+    }
+    return cz;
+}
+
+/* What ovs_bpf_ct_insert() did. */
+enum ovs_bpf_ct_ins {
+    OVS_BPF_CT_INS_OK,          /* The connection is in the table. */
+    OVS_BPF_CT_INS_TAKEN,       /* bpf_ct_insert_entry() found a clash. */
+    OVS_BPF_CT_INS_FAILED,      /* No memory, table full, NAT refused. */
+};
+
+/* Allocates the connection of the packet's tuple 't' ('tlen' bytes) in the
+ * zone of 'opts' with its timeout and mark, and with the NAT binding to
+ * 'addr' and 'port' (host order, 0 for any) if 'manip' is not negative,
+ * and inserts it.  With NAT, '*nat' gets the translation of the packet and
+ * '*natted' is set if there is one. */
+static __always_inline enum ovs_bpf_ct_ins
+ovs_bpf_ct_insert(struct __sk_buff *skb, struct bpf_sock_tuple *t,
                   __u32 tlen, struct bpf_ct_opts___ovs *opts,
                   const struct ovs_bpf_act_ct *act, __u32 timeout,
-                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted)
+                  __u8 proto, bool ipv6, int manip,
+                  union nf_inet_addr___ovs *addr, __u16 port,
+                  struct ovs_bpf_ct_nat *nat, bool *natted)
 {
-    bool do_nat = !ipv6 && (act->flags & (OVS_BPF_CT_F_NAT_SRC
-                                          | OVS_BPF_CT_F_NAT_DST));
     struct nf_conn___ovs *ct, *ins;
     bool nat_failed = false;
 
+    opts->error = 0;
     ct = bpf_skb_ct_alloc(skb, t, tlen, opts, sizeof *opts);
     if (!ct) {
-        return false;
+        return OVS_BPF_CT_INS_FAILED;
     }
     bpf_ct_set_timeout(ct, timeout);
     ct->mark = act->mark & act->mark_mask;
-    if (do_nat) {
-        union nf_inet_addr___ovs addr;
-
-        __builtin_memset(&addr, 0, sizeof addr);
-        addr.ip = act->nat_addr;
-        nat_failed = bpf_ct_set_nat_info(ct, &addr, act->nat_port,
-                                         act->flags & OVS_BPF_CT_F_NAT_SRC
-                                         ? OVS_BPF_NF_NAT_MANIP_SRC
-                                         : OVS_BPF_NF_NAT_MANIP_DST) != 0;
+    if (manip >= 0) {
+        nat_failed = bpf_ct_set_nat_info(ct, addr, port, manip) != 0;
     }
     /* An allocated connection cannot be released, only inserted (the
      * verifier refuses bpf_ct_release() of it): one whose NAT failed goes
      * in and expires at once. */
     ins = bpf_ct_insert_entry(ct);
     if (!ins) {
-        /* The kernel freed it: another CPU inserted the same connection
-         * between the lookup and now (-EEXIST), so it is there, which is
-         * what commit asks for; or, with NAT, the translated tuple is
-         * another connection's (the kernel's nf_nat_setup_info() keeps a
-         * taken port when the range has only that one). */
-        return !do_nat;
+        /* The kernel freed it: one of its tuples is another connection's.
+         * Either another CPU inserted the same connection between the
+         * lookup and now, or, with NAT, the translated tuple is taken
+         * (nf_nat_setup_info() keeps the one port it was given even if it
+         * is taken). */
+        return OVS_BPF_CT_INS_TAKEN;
     }
     if (nat_failed) {
         bpf_ct_change_timeout(ins, 0);
-    } else if (do_nat) {
-        *natted = ovs_bpf_ct_nat_of(ins, false, nat);
+    } else {
+        ovs_bpf_ct_tp_set(ins, act->zone, proto, ipv6, act->tp_id);
+        if (manip >= 0) {
+            *natted = ovs_bpf_ct_nat_of(ins, false, ipv6, nat);
+        }
     }
     bpf_ct_release(ins);
-    return !nat_failed;
+    return nat_failed ? OVS_BPF_CT_INS_FAILED : OVS_BPF_CT_INS_OK;
+}
+
+/* True if the connection of tuple 't' is in the table, in the zone of
+ * 'opts'. */
+static __always_inline bool
+ovs_bpf_ct_exists(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+                  __u32 tlen, struct bpf_ct_opts___ovs *opts)
+{
+    struct nf_conn___ovs *ct;
+
+    opts->error = 0;
+    ct = bpf_skb_ct_lookup(skb, t, tlen, opts, sizeof *opts);
+    if (ct) {
+        bpf_ct_release(ct);
+        return true;
+    }
+    return false;
+}
+
+/* Commits a new connection with the packet 'k''s tuple 't' ('tlen' bytes)
+ * in the zone of 'opts', with the NAT binding that 'act' asks for, in the
+ * place 'cz' took in its zone's limit (NULL: none), which is given back
+ * unless the connection is the one this commit inserted.  Returns false if the kernel refused it: no memory, the table is full
+ * (nf_conntrack_max), or, with NAT, none of the candidates of the range
+ * that were tried is free (exhaustion, as in the kernel datapath).  With
+ * NAT, '*nat' gets the translation of the packet and '*natted' is set if
+ * there is one. */
+static __always_inline bool
+ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
+                  __u32 tlen, struct bpf_ct_opts___ovs *opts,
+                  const struct ovs_bpf_act_ct *act,
+                  const struct ovs_bpf_flow_key *k, __u32 timeout,
+                  bool ipv6, struct ovs_bpf_ct_nat *nat, bool *natted,
+                  struct ovs_bpf_ct_zone *cz)
+{
+    union nf_inet_addr___ovs addr;
+    enum ovs_bpf_ct_ins ret;
+    __u32 hash, i;
+    __u16 port;
+    int manip;
+
+    if (!(act->flags & (OVS_BPF_CT_F_NAT_SRC | OVS_BPF_CT_F_NAT_DST))
+        || !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6) {
+        /* Without NAT (or with a binding of the other IP version, which
+         * cannot be made), a clash is the same connection, committed by
+         * another CPU: what commit asks for. */
+        __builtin_memset(&addr, 0, sizeof addr);
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout,
+                                k->nw_proto, ipv6, -1, &addr, 0, nat,
+                                natted);
+        if (ret != OVS_BPF_CT_INS_OK && cz) {
+            /* Not ours: another CPU's counts once. */
+            __sync_fetch_and_add(&cz->count, -1);
+        }
+        return ret != OVS_BPF_CT_INS_FAILED;
+    }
+    manip = act->flags & OVS_BPF_CT_F_NAT_SRC ? OVS_BPF_NF_NAT_MANIP_SRC
+                                              : OVS_BPF_NF_NAT_MANIP_DST;
+    hash = (act->flags & OVS_BPF_CT_F_NAT_RANDOM
+            ? bpf_get_prandom_u32() : bpf_get_hash_recalc(skb));
+    /* Bounded for the verifier by OVS_BPF_CT_NAT_TRIES (bpf/ct-nat.h):
+     * each candidate costs an allocation and an insertion. */
+    for (i = 0; i < OVS_BPF_CT_NAT_TRIES; i++) {
+        if (!ovs_bpf_ct_nat_candidate(act, k, ipv6, hash, i, &addr,
+                                      &port)) {
+            break;              /* Every candidate of the range is taken. */
+        }
+        ret = ovs_bpf_ct_insert(skb, t, tlen, opts, act, timeout,
+                                k->nw_proto, ipv6, manip, &addr, port, nat,
+                                natted);
+        if (ret == OVS_BPF_CT_INS_OK) {
+            return true;
+        } else if (ret != OVS_BPF_CT_INS_TAKEN) {
+            break;
+        }
+        if (ovs_bpf_ct_exists(skb, t, tlen, opts)) {
+            /* Another CPU committed this connection since the lookup:
+             * its binding is not known here, and the packet is dropped,
+             * as a new connection whose translation failed. */
+            break;
+        }
+        /* The translated tuple is taken: the next candidate. */
+    }
+    if (cz) {
+        __sync_fetch_and_add(&cz->count, -1);
+    }
+    return false;
 }
 
 /* Runs ct() 'actp' on the packet of 's', whose key holds its headers: sets
@@ -396,6 +598,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct nf_conn___ovs *ct;
     __u32 tlen, state;
     __be32 orig_src = 0, orig_dst = 0;
+    __be32 orig6_src[4] = { 0 }, orig6_dst[4] = { 0 };
     __be16 orig_sport = 0, orig_dport = 0;
     bool ipv6, reply, natted = false, orig_known = false;
 
@@ -459,18 +662,30 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         }
         k->ct_mark = ct->mark;
         ovs_bpf_ct_labels(ct, k->ct_label);
-        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(k, replied));
-        if (!ipv6) {
-            /* The original tuple is the entry's: with NAT, the reverse of
-             * a reply is not it. */
+        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
+                                      k, replied, false,
+                                      ovs_bpf_ct_tp_of(ct, act.zone,
+                                                       k->nw_proto, ipv6)));
+        /* The original tuple is the entry's: with NAT, the reverse of a
+         * reply is not it. */
+        if (ipv6) {
+            orig6_src[0] = ct->tuplehash[0].tuple.src.u3.ip6[0];
+            orig6_src[1] = ct->tuplehash[0].tuple.src.u3.ip6[1];
+            orig6_src[2] = ct->tuplehash[0].tuple.src.u3.ip6[2];
+            orig6_src[3] = ct->tuplehash[0].tuple.src.u3.ip6[3];
+            orig6_dst[0] = ct->tuplehash[0].tuple.dst.u3.ip6[0];
+            orig6_dst[1] = ct->tuplehash[0].tuple.dst.u3.ip6[1];
+            orig6_dst[2] = ct->tuplehash[0].tuple.dst.u3.ip6[2];
+            orig6_dst[3] = ct->tuplehash[0].tuple.dst.u3.ip6[3];
+        } else {
             orig_src = ct->tuplehash[0].tuple.src.u3.ip;
             orig_dst = ct->tuplehash[0].tuple.dst.u3.ip;
-            orig_sport = ct->tuplehash[0].tuple.src.u.all;
-            orig_dport = ct->tuplehash[0].tuple.dst.u.all;
-            orig_known = true;
-            if (act.flags & OVS_BPF_CT_F_NAT) {
-                natted = ovs_bpf_ct_nat_of(ct, reply, &nat);
-            }
+        }
+        orig_sport = ct->tuplehash[0].tuple.src.u.all;
+        orig_dport = ct->tuplehash[0].tuple.dst.u.all;
+        orig_known = true;
+        if (act.flags & OVS_BPF_CT_F_NAT) {
+            natted = ovs_bpf_ct_nat_of(ct, reply, ipv6, &nat);
         }
         bpf_ct_release(ct);
     } else if (k->nw_proto == IPPROTO_TCP
@@ -485,11 +700,21 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     } else {
         state |= OVS_BPF_CS_NEW;
         if (act.flags & OVS_BPF_CT_F_COMMIT) {
-            if (!ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act,
-                                   ovs_bpf_ct_timeout(k, false), ipv6,
-                                   &nat, &natted)) {
+            const struct ovs_bpf_ct_tp *tp = NULL;
+            struct ovs_bpf_ct_zone *cz;
+            bool full;
+
+            if (act.tp_id) {
+                tp = bpf_map_lookup_elem(&ct_tps, &act.tp_id);
+            }
+            cz = ovs_bpf_ct_zone_reserve(act.zone, &full);
+            if (full
+                || !ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act, k,
+                                      ovs_bpf_ct_timeout(k, false, true, tp),
+                                      ipv6, &nat, &natted, cz)) {
                 /* As the kernel datapath: a packet whose connection cannot
-                 * be committed (nf_conntrack_max reached) is dropped. */
+                 * be committed (nf_conntrack_max or the zone's limit
+                 * reached) is dropped. */
                 ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
                 return TC_ACT_SHOT;
             }
@@ -499,7 +724,12 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (!(state & OVS_BPF_CS_INVALID)) {
         /* An invalid packet has no connection, so no original tuple. */
         ovs_bpf_ct_orig_tuple(k, ipv6, reply);
-        if (orig_known) {
+        if (orig_known && ipv6) {
+            __builtin_memcpy(k->ct_ipv6_src, orig6_src, 16);
+            __builtin_memcpy(k->ct_ipv6_dst, orig6_dst, 16);
+            k->ct_tp_src = orig_sport;
+            k->ct_tp_dst = orig_dport;
+        } else if (orig_known) {
             k->ct_nw_src = orig_src;
             k->ct_nw_dst = orig_dst;
             k->ct_tp_src = orig_sport;
@@ -521,17 +751,30 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 static __always_inline int
 ovs_bpf_act_ct__(struct __sk_buff *skb)
 {
+    const struct ovs_bpf_act_ct_label *lbl = NULL;
     struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
+    struct ovs_bpf_action *a, *arg;
+    __u32 idx, next;
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
         return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
+    next = idx + 1;
+    if (a->u.ct.flags & OVS_BPF_CT_F_LABEL) {
+        /* The labels are in the argument slot after this one (see
+         * struct ovs_bpf_act_ct_label), which the translator always puts
+         * there. */
+        arg = ovs_bpf_slot(s, next);
+        if (!arg || next >= s->n_actions
+            || arg->type != OVS_BPF_ACTION_CT_LABEL) {
+            return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+        }
+        lbl = &arg->u.ct_label;
+        next++;
+    }
     if (ovs_bpf_ct_is_slow(&s->key)
-        || ((a->u.ct.flags & OVS_BPF_CT_F_LABEL)
-            && !ovs_bpf_ct_labels_done(skb, &s->key, &a->u.ct))) {
+        || (lbl && !ovs_bpf_ct_labels_done(skb, &s->key, &a->u.ct, lbl))) {
         /* ICMP and the other protocols the kfuncs refuse, and commits
          * with labels to write.  The key's conntrack fields go up as they
          * are: ovs-vswitchd finds the connection of an earlier ct() of the
@@ -541,7 +784,7 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
     if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
         return TC_ACT_SHOT;
     }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return ovs_bpf_run_actions(skb, s, next);
 }
 
 /* OVS_BPF_ACTION_CT_CLEAR. */

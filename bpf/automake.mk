@@ -11,8 +11,12 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.h \
 	lib/dpif-bpf-ct.c \
 	lib/dpif-bpf-ct.h \
+	lib/dpif-bpf-ct-limit.c \
+	lib/dpif-bpf-ct-limit.h \
 	lib/dpif-bpf-ct-slow.c \
 	lib/dpif-bpf-ct-slow.h \
+	lib/dpif-bpf-ct-tp.c \
+	lib/dpif-bpf-ct-tp.h \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
 	lib/dpif-bpf-ipf.c \

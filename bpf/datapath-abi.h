@@ -72,6 +72,9 @@
 #define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
 #define OVS_BPF_MAP_METERS      "meters"        /* meter id -> meter. */
 #define OVS_BPF_MAP_CT_REASS    "ct_reass"      /* struct ovs_bpf_ct_reass. */
+#define OVS_BPF_MAP_CT_TPS      "ct_tps"        /* id -> ovs_bpf_ct_tp. */
+#define OVS_BPF_MAP_CT_TP_CONNS "ct_tp_conns"   /* Connection -> tp id. */
+#define OVS_BPF_MAP_CT_ZONES    "ct_zones"      /* zone -> ovs_bpf_ct_zone. */
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
 #define OVS_BPF_PROG_DOWNCALL   "ovs_bpf_downcall"  /* TC ingress of TAP. */
@@ -330,7 +333,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(METER, meter)                    /* u.meter */           \
     OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */           \
     OVS_BPF_ACTION(CT, ct)                          /* u.ct */              \
-    OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */
+    OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */       \
+    OVS_BPF_ACTION(CT_LABEL, ct_label)              /* u.ct_label: CT's */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -468,34 +472,60 @@ struct ovs_bpf_act_tunnel {
  * OVS_BPF_CT_F_FORCE as well, a connection that the packet is the reply
  * direction of is replaced by a new one in the packet's direction.
  *
- * NAT (IPv4 only, see bpf/ct-nat.h): with OVS_BPF_CT_F_NAT, a packet of a
- * connection that has a NAT binding is translated from the connection's
- * tuples.  With OVS_BPF_CT_F_NAT_SRC or _DST as well, a connection that
- * the commit creates gets the binding to 'nat_addr' and, if 'nat_port' is
- * not zero, that port (in host order); otherwise the kernel keeps the
- * packet's port or picks a free one.
+ * NAT (IPv4 and IPv6 TCP and UDP in BPF, see bpf/ct-nat.h): with
+ * OVS_BPF_CT_F_NAT, a packet of a connection that has a NAT binding is
+ * translated from the connection's tuples.  With OVS_BPF_CT_F_NAT_SRC or
+ * _DST as well, a connection that the commit creates gets a binding to an
+ * address of the range 'nat_addr' ... 'nat_addr' + 'nat_addr_span' and, if
+ * 'nat_port_min' is not zero, a port of 'nat_port_min' ... 'nat_port_max'
+ * (host order); otherwise the kernel keeps the packet's port or picks a
+ * free one.  OVS_BPF_CT_F_NAT_RANDOM chooses the port at random rather
+ * than from the flow's hash, OVS_BPF_CT_F_NAT_PERSISTENT the address from
+ * the source address only.  A binding of the other IP version than the
+ * packet's is not made (the connection is committed without it).
  *
- * Labels: with OVS_BPF_CT_F_LABEL (and commit), the connection's labels
- * get 'label' under 'label_mask' (both as OVS's ovs_u128 in memory).  The
- * kfuncs cannot write labels: such a ct() of TCP or UDP takes the slow
- * path too (bpf/ct-slow.h), where ctnetlink writes them. */
+ * Labels: with OVS_BPF_CT_F_LABEL (and commit), the next slot is an
+ * OVS_BPF_ACTION_CT_LABEL argument slot (struct ovs_bpf_act_ct_label),
+ * which the ct() program reads and skips: the connection's labels get
+ * 'label' under 'mask'.  The kfuncs cannot write labels, so such a ct() of
+ * TCP or UDP takes the slow path (bpf/ct-slow.h) unless the connection has
+ * those labels already; ctnetlink writes them there. */
 struct ovs_bpf_act_ct {
     __u16 zone;
     __u16 flags;                /* OVS_BPF_CT_F_*. */
     __u32 mark;
     __u32 mark_mask;            /* 0: the mark is left alone. */
-    __be32 nat_addr;            /* With OVS_BPF_CT_F_NAT_SRC or _DST. */
-    __u16 nat_port;             /* Host order; 0: any. */
-    __u16 pad;
-    __u8 label[16];             /* With OVS_BPF_CT_F_LABEL. */
-    __u8 label_mask[16];
+    union {                     /* First address of the range. */
+        __be32 ipv4;
+        __u8 ipv6[16];
+    } nat_addr;
+    __u32 nat_addr_span;        /* Addresses after the first. */
+    __u16 nat_port_min;         /* Host order; 0: any. */
+    __u16 nat_port_max;         /* Host order, >= nat_port_min. */
+    __u32 tp_id;                /* Timeout policy of a commit; 0: none. */
 };
 #define OVS_BPF_CT_F_COMMIT (1u << 0)
 #define OVS_BPF_CT_F_FORCE (1u << 1)
 #define OVS_BPF_CT_F_NAT (1u << 2)
 #define OVS_BPF_CT_F_NAT_SRC (1u << 3)
 #define OVS_BPF_CT_F_NAT_DST (1u << 4)
-#define OVS_BPF_CT_F_LABEL (1u << 5)
+#define OVS_BPF_CT_F_NAT_RANDOM (1u << 5)
+#define OVS_BPF_CT_F_NAT_PERSISTENT (1u << 6)
+#define OVS_BPF_CT_F_NAT_IPV6 (1u << 7)     /* 'nat_addr' is IPv6. */
+#define OVS_BPF_CT_F_LABEL (1u << 8)        /* A CT_LABEL slot follows. */
+
+/* OVS_BPF_ACTION_CT_LABEL: the labels of the ct() in the slot before it
+ * (both as OVS's ovs_u128 in memory), never an action of its own.  An
+ * argument slot rather than two more members of struct ovs_bpf_act_ct:
+ * with NAT's 16-byte address, tp_id and the ranges, the ct() argument is
+ * 40 bytes, and 32 more would not fit the 56 of a slot; growing every slot
+ * by 16 bytes would cost every flow 25% more flow-table memory (2.5 KiB
+ * instead of 2 KiB) for an action that few flows have, while the argument
+ * slot costs only the flows that set labels one of their 32 slots. */
+struct ovs_bpf_act_ct_label {
+    __u8 label[16];
+    __u8 mask[16];
+};
 
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
@@ -519,6 +549,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_meter meter;
         struct ovs_bpf_act_tunnel tunnel;
         struct ovs_bpf_act_ct ct;
+        struct ovs_bpf_act_ct_label ct_label;
         __u8 raw[56];
     } u;
 };
@@ -885,6 +916,97 @@ struct ovs_bpf_downcall {
     __be16 eth_type;            /* The packet's own ethertype. */
     __u16 pad0;                 /* Zero. */
     __u32 pad1;                 /* Zero. */
+};
+
+/* ------------------------------------------------------------------ */
+/* Conntrack timeout policies.                                        */
+/* ------------------------------------------------------------------ */
+
+/* The states of a connection that the BPF ct() (and ovs-vswitchd's ct slow
+ * path, lib/dpif-bpf-ct-slow.c) can tell apart, each with the attribute of
+ * a timeout policy (ovs-vsctl add-zone-tp, CT_DPIF_TP_ATTR_* of OVS's
+ * lib/ct-dpif.h) that gives its timeout, and the kernel's default in
+ * seconds (nf_conntrack_*_timeout*) for a connection without a policy or a
+ * policy without that attribute.  No TCP window or state tracking: a TCP
+ * connection is "new" until a reply, then established, unless its last
+ * packet had a FIN (closing) or an RST (closed), as lib/conntrack.c's
+ * coarser states map onto the same attributes.  The other TCP attributes
+ * (syn_recv, close_wait, last_ack, time_wait, syn_sent2, retransmit,
+ * unack) name states that nothing here sees, and have no effect. */
+#define OVS_BPF_CT_TP_STATES                                              \
+    /*            state         policy attribute  default */             \
+    OVS_BPF_CT_TP(TCP_NEW,      TCP_SYN_SENT,     120)                   \
+    OVS_BPF_CT_TP(TCP_EST,      TCP_ESTABLISHED,  432000)                \
+    OVS_BPF_CT_TP(TCP_FIN,      TCP_FIN_WAIT,     120)                   \
+    OVS_BPF_CT_TP(TCP_RST,      TCP_CLOSE,        10)                    \
+    OVS_BPF_CT_TP(UDP_FIRST,    UDP_FIRST,        30)  /* The commit. */ \
+    OVS_BPF_CT_TP(UDP_SINGLE,   UDP_SINGLE,       30)  /* Unreplied. */  \
+    OVS_BPF_CT_TP(UDP_MULTIPLE, UDP_MULTIPLE,     120) /* Replied. */    \
+    OVS_BPF_CT_TP(ICMP_FIRST,   ICMP_FIRST,       30)  /* Unreplied. */  \
+    OVS_BPF_CT_TP(ICMP_REPLY,   ICMP_REPLY,       30)  /* Replied. */
+
+enum ovs_bpf_ct_tp_state {
+#define OVS_BPF_CT_TP(STATE, ATTR, DEFAULT) OVS_BPF_CT_TP_##STATE,
+    OVS_BPF_CT_TP_STATES
+#undef OVS_BPF_CT_TP
+    OVS_BPF_N_CT_TP_STATES
+};
+
+/* The most timeout policies, and connections with one, that the maps
+ * below hold. */
+#define OVS_BPF_MAX_CT_TPS 4096
+#define OVS_BPF_MAX_CT_TP_CONNS 65536
+
+/* A timeout policy: the value of the 'ct_tps' hash map, whose key is the
+ * policy's id (a __u32 that ofproto-dpif allocates, never 0).  'timeout_ms'
+ * is what the BPF programs and the ct slow path apply, by
+ * enum ovs_bpf_ct_tp_state, the defaults filled in; 'present' and 'attrs'
+ * are the policy as ovs-vswitchd was given it (ct_dpif_timeout_policy,
+ * seconds), for it to give it back. */
+#define OVS_BPF_CT_TP_MAX_ATTRS 32
+
+struct ovs_bpf_ct_tp {
+    __u32 timeout_ms[OVS_BPF_N_CT_TP_STATES];
+    __u32 present;                          /* Bitmap of 'attrs'. */
+    __u32 attrs[OVS_BPF_CT_TP_MAX_ATTRS];
+};
+
+/* The key of the 'ct_tp_conns' LRU hash map, whose value is the __u32 id of
+ * the timeout policy that the commit of a connection gave it: its zone and
+ * original tuple (IPv4 addresses in the first word of the arrays, the rest
+ * zero).  For ICMP (the slow path's only), 'src_port' is the identifier
+ * and 'dst_port' the type and code of the request. */
+struct ovs_bpf_ct_tp_conn {
+    __u16 zone;
+    __u8 proto;
+    __u8 pad;                   /* Zero. */
+    __be32 src[4];
+    __be32 dst[4];
+    __be16 src_port;
+    __be16 dst_port;
+};
+
+/* ------------------------------------------------------------------ */
+/* Conntrack zone limits.                                             */
+/* ------------------------------------------------------------------ */
+
+/* An entry of the 'ct_zones' array map (BPF_F_MMAPABLE: ovs-vswitchd maps
+ * it and updates 'count' with atomic operations as the BPF programs do),
+ * indexed by zone; entry OVS_BPF_CT_ZONE_DEFAULT holds the default limit.
+ * A commit that creates a connection in a zone adds one to its 'count'
+ * first, and takes it back if that reaches the zone's limit (its own if
+ * OVS_BPF_CT_ZONE_F_LIMIT, else the default; 0: none): the packet is
+ * dropped, as the kernel datapath drops it.  The kernel tells the BPF
+ * programs nothing when a connection ends, so ovs-vswitchd recounts the
+ * zones that have a limit (lib/dpif-bpf-ct-limit.c). */
+#define OVS_BPF_CT_ZONE_DEFAULT 65536
+#define OVS_BPF_N_CT_ZONES (OVS_BPF_CT_ZONE_DEFAULT + 1)
+#define OVS_BPF_CT_ZONE_F_LIMIT (1u << 0)
+
+struct ovs_bpf_ct_zone {
+    __u32 limit;
+    __u32 flags;                /* OVS_BPF_CT_ZONE_F_*. */
+    __s64 count;
 };
 
 #endif /* BPF_DATAPATH_ABI_H */

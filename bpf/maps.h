@@ -332,6 +332,37 @@ struct {
     __uint(max_entries, 1);
 } ct_reass_scratch SEC(".maps");
 
+/* Conntrack timeout policies by id, and the policy of each connection that
+ * a commit gave one (see datapath-abi.h).  The connections' map is an LRU:
+ * the kernel says nothing to the BPF programs when a connection ends, so
+ * its entry stays until a new commit of the same tuple replaces it or the
+ * LRU takes it back. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_ct_tp);
+    __uint(max_entries, OVS_BPF_MAX_CT_TPS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_tps SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __type(key, struct ovs_bpf_ct_tp_conn);
+    __type(value, __u32);
+    __uint(max_entries, OVS_BPF_MAX_CT_TP_CONNS);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_tp_conns SEC(".maps");
+
+/* Zone limits and the zones' connection counts (see datapath-abi.h). */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_ct_zone);
+    __uint(max_entries, OVS_BPF_N_CT_ZONES);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_zones SEC(".maps");
+
 static __always_inline struct ovs_bpf_dp_config *
 ovs_bpf_config_get(void)
 {

@@ -50,17 +50,20 @@
  *     second ct() after NAT finds the connection the first one used.
  *
  * The kernel's trackers never see these packets, so every packet of a
- * connection sets its timeout again: the kernel's defaults,
- * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s) and
- * _generic_timeout (600 s).
+ * connection sets its timeout again: for ICMP and ICMPv6, that of the
+ * timeout policy of its commit (icmp_first before a reply, icmp_reply
+ * after, dpif-bpf-ct-tp.c), or the kernel's default,
+ * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s); for the others
+ * _generic_timeout (600 s), which ofproto-dpif gives no policy.
  *
- * NAT (IPv4, as in BPF): a commit with nat(src=...) or nat(dst=...) makes
- * the connection with its binding (CTA_NAT_SRC, CTA_NAT_DST), to the
- * action's one address; the kernel keeps an ICMP identifier unless it
- * clashes.  The packets of a connection with a binding that go through a
- * ct(nat) are translated here, an ICMP error's embedded header too (as the
- * kernel's nf_nat_icmp_reply_translation() does); an error in the original
- * direction only with commit, as in the kernel datapath.
+ * NAT (IPv4 and IPv6, as in BPF): a commit with nat(src=...) or
+ * nat(dst=...) makes the connection with its binding (CTA_NAT_SRC,
+ * CTA_NAT_DST), to the action's range of addresses, which the kernel
+ * chooses from; the kernel keeps an ICMP identifier unless it clashes.
+ * The packets of a connection with a binding that go through a ct(nat)
+ * are translated here, an ICMP error's embedded header too (as the
+ * kernel's nf_nat_icmp_reply_translation() does); an error in the
+ * original direction only with commit, as in the kernel datapath.
  *
  * TCP and UDP come here only for a commit with labels; they follow the
  * rules of the BPF ct() (bpf/actions-ct.h): the same timeouts, and a TCP
@@ -110,6 +113,8 @@
 #include "csum.h"
 #include "ct-dpif.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct-limit.h"
+#include "dpif-bpf-ct-tp.h"
 #include "netlink.h"
 #include "netlink-conntrack.h"
 #include "netlink-socket.h"
@@ -131,8 +136,8 @@ static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 /* <linux/netfilter.h>'s, which cannot be included with <netinet/in.h>. */
 #define CT_SLOW_NFPROTO_IPV4 2
 
-/* The kernel's default timeouts, in seconds. */
-#define CT_SLOW_ICMP_TIMEOUT 30        /* nf_conntrack_icmp(v6)_timeout */
+/* The kernel's default timeout, in seconds, of the protocols that have no
+ * timeout policy (those of ICMP, TCP and UDP are in bpf/datapath-abi.h). */
 #define CT_SLOW_GENERIC_TIMEOUT 600    /* nf_conntrack_generic_timeout */
 /* Those of the BPF ct() for TCP and UDP (bpf/actions-ct.h). */
 #define CT_SLOW_UDP_NEW 30             /* udp_timeout */
@@ -477,21 +482,51 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK, htonl(mark));
     }
     if (nat) {
-        /* One address, as in BPF (bpf_ct_set_nat_info() takes one), and
-         * its one port for TCP and UDP (commits with labels) as there; no
-         * identifier range: an ICMP identifier is kept unless it clashes,
-         * as the kernel datapath does with ICMP. */
+        /* The range of addresses and, for TCP and UDP (commits with
+         * labels), the range of ports, as in BPF; no identifier range: an
+         * ICMP identifier is kept unless it clashes, as the kernel datapath
+         * does with ICMP.  ctnetlink has no "random" or "persistent": the
+         * kernel's own choice within the ranges. */
         size_t ofs = nl_msg_start_nested(&msg,
                                          act->flags & OVS_BPF_CT_F_NAT_SRC
                                          ? CTA_NAT_SRC : CTA_NAT_DST);
 
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, act->nat_addr);
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, act->nat_addr);
-        if (act->nat_port && !is_icmp_proto(orig->l3_type, orig->ip_proto)) {
+        if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
+            struct in6_addr min, max;
+            uint32_t carry = act->nat_addr_span;
+            int i;
+
+            /* The last address: the first plus the span, from the last
+             * 32-bit word up. */
+            memcpy(&min, act->nat_addr.ipv6, sizeof min);
+            max = min;
+            for (i = 12; i >= 0 && carry; i -= 4) {
+                ovs_be32 w;
+                uint32_t sum;
+
+                memcpy(&w, &max.s6_addr[i], 4);
+                sum = ntohl(w) + carry;
+                carry = sum < ntohl(w);
+                w = htonl(sum);
+                memcpy(&max.s6_addr[i], &w, 4);
+            }
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &min);
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &max);
+        } else {
+            ovs_be32 min = act->nat_addr.ipv4;
+
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, min);
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP,
+                            htonl(ntohl(min) + act->nat_addr_span));
+        }
+        if (act->nat_port_min
+            && !is_icmp_proto(orig->l3_type, orig->ip_proto)) {
             size_t pofs = nl_msg_start_nested(&msg, CTA_NAT_PROTO);
 
-            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MIN, htons(act->nat_port));
-            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MAX, htons(act->nat_port));
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MIN,
+                            htons(act->nat_port_min));
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MAX,
+                            htons(act->nat_port_max));
             nl_msg_end_nested(&msg, pofs);
         }
         nl_msg_end_nested(&msg, ofs);
@@ -604,27 +639,52 @@ set_be16(uint8_t *field, ovs_be16 new, uint8_t *csump)
 
 /* Translates the embedded header of the ICMP error 'p' with tuple 't':
  * its source (address and port or identifier) if 'src', else its
- * destination. */
+ * destination.  The checksum of the embedded L4 header is updated as far
+ * as it is there (an error quotes the start of the packet only), as the
+ * kernel does. */
 static void
 nat_inner(struct slow_pkt *p, const uint8_t *end, bool src,
           const struct ct_dpif_tuple *t)
 {
-    struct ip_header *ip = ALIGNED_CAST(struct ip_header *, p->inner_l3);
-    uint8_t proto = ip->ip_proto;
     uint8_t *l4 = p->inner_l4;
+    uint8_t proto = p->inner.ip_proto;
     uint8_t *csump = l4_csum_field(proto, l4, end);
-    ovs_16aligned_be32 *addrp = src ? &ip->ip_src : &ip->ip_dst;
-    ovs_be32 old = get_16aligned_be32(addrp);
-    ovs_be32 new = src ? t->src.ip : t->dst.ip;
 
-    if (old != new) {
-        ip->ip_csum = recalc_csum32(ip->ip_csum, old, new);
-        if (csump) {
-            csum_update32(csump, old, new);
+    if (p->inner.l3_type == AF_INET) {
+        struct ip_header *ip = ALIGNED_CAST(struct ip_header *,
+                                            p->inner_l3);
+        ovs_16aligned_be32 *addrp = src ? &ip->ip_src : &ip->ip_dst;
+        ovs_be32 old = get_16aligned_be32(addrp);
+        ovs_be32 new = src ? t->src.ip : t->dst.ip;
+
+        if (old != new) {
+            ip->ip_csum = recalc_csum32(ip->ip_csum, old, new);
+            if (csump) {
+                csum_update32(csump, old, new);
+            }
+            put_16aligned_be32(addrp, new);
         }
-        put_16aligned_be32(addrp, new);
+    } else {
+        struct ovs_16aligned_ip6_hdr *ip6 = (void *) p->inner_l3;
+        union ovs_16aligned_in6_addr *addrp = src ? &ip6->ip6_src
+                                                  : &ip6->ip6_dst;
+        const struct in6_addr *new = src ? &t->src.in6 : &t->dst.in6;
+
+        if (proto == IPPROTO_ICMPV6 && end - l4 >= 4) {
+            csump = l4 + 2;     /* Its pseudo-header has the addresses. */
+        }
+        if (memcmp(addrp, new, sizeof *new)) {
+            if (csump) {
+                ovs_be16 c;
+
+                memcpy(&c, csump, 2);
+                c = recalc_csum128(c, addrp->be32, new);
+                memcpy(csump, &c, 2);
+            }
+            memcpy(addrp, new, sizeof *new);
+        }
     }
-    if (proto == IPPROTO_ICMP) {
+    if (is_icmp_proto(p->inner.l3_type, proto)) {
         set_be16(l4 + 4, t->icmp_id, l4 + 2);
     } else if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
         set_be16(src ? l4 : l4 + 2, src ? t->src_port : t->dst_port, csump);
@@ -649,8 +709,8 @@ nat_ports_ok(const struct ct_dpif_tuple *t, bool inner, bool src,
                : t->dst_port == other->dst_port;
 }
 
-/* Translates 'packet' (parsed into 'p'), a packet of IPv4 connection 'e'
- * with a NAT binding, in the 'reply' direction or the original one, as
+/* Translates 'packet' (parsed into 'p'), a packet of connection 'e' with a
+ * NAT binding, in the 'reply' direction or the original one, as
  * the kernel's nf_nat_packet() and nf_nat_icmp_reply_translation() do.
  * Returns the CS_*_NAT bit of ct_state, or 0 (and leaves the packet as it
  * is) if it cannot translate the packet's ports. */
@@ -682,19 +742,45 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
     }
 
     /* The packet becomes the reverse of the other direction's tuple. */
-    if (manip_src) {
+    if (p->tuple.l3_type == AF_INET6) {
+        struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+
+        /* The L4 checksum (ICMPv6's too) covers the addresses.  (A
+         * routing header, whose final destination the pseudo-header
+         * would have, is not looked for.) */
+        if (manip_src) {
+            packet_set_ipv6_addr(packet, p->tuple.ip_proto,
+                                 ip6->ip6_src.be32, &other->dst.in6, true);
+        } else {
+            packet_set_ipv6_addr(packet, p->tuple.ip_proto,
+                                 ip6->ip6_dst.be32, &other->src.in6, true);
+        }
+    } else if (manip_src) {
         packet_set_ipv4_addr(packet, &ip->ip_src, other->dst.ip);
     } else {
         packet_set_ipv4_addr(packet, &ip->ip_dst, other->src.ip);
     }
     if (p->is_error) {
-        struct icmp_header *icmp = ALIGNED_CAST(struct icmp_header *, l4);
-
         /* The embedded packet, which went the other way, gets the
-         * opposite translation; the ICMP checksum covers it all. */
+         * opposite translation; the ICMP checksum covers it all (and, for
+         * ICMPv6, the pseudo-header). */
+        uint32_t partial = 0;
+        ovs_be16 c;
+
         nat_inner(p, end, !manip_src, other);
-        icmp->icmp_csum = 0;
-        icmp->icmp_csum = csum(l4, end - l4);
+        memset(l4 + 2, 0, 2);
+        if (p->tuple.l3_type == AF_INET6) {
+            struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(packet);
+
+            partial = csum_continue(partial, &ip6->ip6_src,
+                                    sizeof ip6->ip6_src);
+            partial = csum_continue(partial, &ip6->ip6_dst,
+                                    sizeof ip6->ip6_dst);
+            partial = csum_add32(partial, htonl(end - l4));
+            partial = csum_add16(partial, htons(IPPROTO_ICMPV6));
+        }
+        c = csum_finish(csum_continue(partial, l4, end - l4));
+        memcpy(l4 + 2, &c, 2);
     } else if (p->is_icmp && l4 && end - l4 >= 8) {
         set_be16(l4 + 4, other->icmp_id, l4 + 2);
     }
@@ -803,24 +889,33 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
     return true;
 }
 
-/* The timeout of connection 't' after its packet 'flow'; 'replied' if a
- * packet of its reply direction has been seen. */
+/* The timeout in seconds of connection 't' of 'zone' after its packet
+ * 'flow', under timeout policy 'tp_id' (a commit's) or, if that is 0, the
+ * policy that its commit gave it, as the BPF ct() chooses it
+ * (bpf/actions-ct.h); 'replied' if a packet of its reply direction has
+ * been seen, 'first' if the packet creates it. */
 static uint32_t
-timeout_of(const struct ct_dpif_tuple *t, const struct flow *flow,
-           bool replied)
+timeout_of(const struct dpif_bpf_obj *obj, const struct ct_dpif_tuple *t,
+           uint16_t zone, uint32_t tp_id, const struct flow *flow,
+           bool replied, bool first)
 {
+    enum ovs_bpf_ct_tp_state st;
+
     if (t->ip_proto == IPPROTO_UDP) {
-        return replied ? CT_SLOW_UDP_EST : CT_SLOW_UDP_NEW;
+        st = first ? OVS_BPF_CT_TP_UDP_FIRST
+             : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
+             : OVS_BPF_CT_TP_UDP_SINGLE;
     } else if (t->ip_proto == IPPROTO_TCP) {
-        if (flow->tcp_flags & htons(TCP_RST)) {
-            return CT_SLOW_TCP_RST;
-        } else if (flow->tcp_flags & htons(TCP_FIN)) {
-            return CT_SLOW_TCP_FIN;
-        }
-        return replied ? CT_SLOW_TCP_EST : CT_SLOW_TCP_NEW;
+        st = (flow->tcp_flags & htons(TCP_RST) ? OVS_BPF_CT_TP_TCP_RST
+              : flow->tcp_flags & htons(TCP_FIN) ? OVS_BPF_CT_TP_TCP_FIN
+              : replied ? OVS_BPF_CT_TP_TCP_EST
+              : OVS_BPF_CT_TP_TCP_NEW);
+    } else if (is_icmp_proto(t->l3_type, t->ip_proto)) {
+        st = replied ? OVS_BPF_CT_TP_ICMP_REPLY : OVS_BPF_CT_TP_ICMP_FIRST;
+    } else {
+        return CT_SLOW_GENERIC_TIMEOUT;
     }
-    return is_icmp_proto(t->l3_type, t->ip_proto) ? CT_SLOW_ICMP_TIMEOUT
-                                                   : CT_SLOW_GENERIC_TIMEOUT;
+    return dpif_bpf_ct_tp_timeout(obj, t, zone, tp_id, st);
 }
 
 /* The labels of a connection that had 'old' after a commit writes 'l' (if
@@ -843,7 +938,8 @@ labels_after(const ovs_u128 *old, const struct slow_labels *l)
 /* Replaces the connection 'e' of 'zone', which has no room for labels (a
  * commit without labels made it in BPF, where bpf_skb_ct_alloc() adds no
  * extension), by one that ctnetlink creates, with the labels extension,
- * with its tuples, NAT binding (IPv4, as BPF makes them), mark and status,
+ * with its tuples, NAT binding (IPv4 or IPv6, as BPF makes them), mark and
+ * status,
  * 'timeout' and 'labels'.  The kernel reports it as a connection that ends
  * and a new one (ctnetlink events, "conntrack -E"). */
 static int
@@ -858,8 +954,7 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
     struct ofpbuf msg;
     int error;
 
-    if (((snat || dnat) && r->l3_type != AF_INET)
-        || !invert_tuple(&e->tuple_orig, &inv)) {
+    if (!invert_tuple(&e->tuple_orig, &inv)) {
         return ENOSPC;
     }
     error = ct_delete(&e->tuple_orig, zone);
@@ -884,7 +979,7 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
         /* The binding to exactly what the reply tuple says: for SNAT its
          * destination, for DNAT its source. */
         bool src = i == 0;
-        ovs_be32 ip = src ? r->dst.ip : r->src.ip;
+        const union ct_dpif_inet_addr *ip = src ? &r->dst : &r->src;
         ovs_be16 port = src ? r->dst_port : r->src_port;
         size_t ofs, pofs;
 
@@ -892,8 +987,13 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
             continue;
         }
         ofs = nl_msg_start_nested(&msg, src ? CTA_NAT_SRC : CTA_NAT_DST);
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, ip);
-        nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, ip);
+        if (r->l3_type == AF_INET6) {
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &ip->in6);
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &ip->in6);
+        } else {
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, ip->ip);
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, ip->ip);
+        }
         if (ports) {
             pofs = nl_msg_start_nested(&msg, CTA_NAT_PROTO);
             nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MIN, port);
@@ -914,13 +1014,16 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
     return error;
 }
 
-/* Runs the ct() action 'act' on 'packet', whose headers 'flow' describes
+/* Runs the ct() action 'act', with labels 'lbl' if it sets them (else
+ * NULL), on 'packet', whose headers 'flow' describes
  * and whose metadata holds the conntrack fields that the packet had
  * before the action: sets them as the action does.  Returns true if the
  * packet goes on to the actions after the ct(), false if it is dropped
  * (a new connection could not be committed). */
 bool
-dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
+dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
+                         const struct ovs_bpf_act_ct *act,
+                         const struct ovs_bpf_act_ct_label *lbl,
                          struct dp_packet *packet, const struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
@@ -939,9 +1042,9 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
     int error;
 
     COVERAGE_INC(dpif_bpf_ct_slow_path);
-    if (commit && act->flags & OVS_BPF_CT_F_LABEL) {
-        memcpy(l.value, act->label, sizeof l.value);
-        memcpy(l.mask, act->label_mask, sizeof l.mask);
+    if (commit && lbl) {
+        memcpy(l.value, lbl->label, sizeof l.value);
+        memcpy(l.mask, lbl->mask, sizeof l.mask);
         labels = &l;
     }
     memset(&e, 0, sizeof e);
@@ -1031,7 +1134,8 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         } else {
             state |= replied ? CS_ESTABLISHED : CS_NEW;
         }
-        uint32_t timeout = timeout_of(&e.tuple_orig, flow, replied || reply);
+        uint32_t timeout = timeout_of(obj, &e.tuple_orig, zone, 0, flow,
+                                      replied || reply, false);
 
         mark = (e.mark & ~mask) | (act->mark & mask);
         label = labels_after(&e.labels, labels);
@@ -1055,9 +1159,10 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         }
         orig = &e.tuple_orig;
     } else {
-        bool nat = p.tuple.l3_type == AF_INET
-                   && (act->flags & (OVS_BPF_CT_F_NAT_SRC
-                                     | OVS_BPF_CT_F_NAT_DST));
+        bool nat = (act->flags & (OVS_BPF_CT_F_NAT_SRC
+                                  | OVS_BPF_CT_F_NAT_DST))
+                   && (p.tuple.l3_type == AF_INET6)
+                      == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6);
 
         if (p.is_error || (p.is_icmp && !icmp_is_request(p.tuple.l3_type,
                                                          p.tuple.icmp_type))) {
@@ -1074,11 +1179,25 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
         state |= CS_NEW;
         orig = &p.tuple;
         if (commit) {
+            int reserved = dpif_bpf_ct_limit_reserve(obj, zone);
+
+            if (reserved < 0) {
+                /* The zone is at its limit (dpif-bpf-ct-limit.c). */
+                COVERAGE_INC(dpif_bpf_ct_slow_error);
+                VLOG_DBG_RL(&rl, "ct(commit): zone %"PRIu16" is full", zone);
+                return false;
+            }
             mark = act->mark & act->mark_mask;
             label = labels_after(&label, labels);
             error = ct_create(&p.tuple, zone,
-                              timeout_of(&p.tuple, flow, false), mark, act,
-                              nat, labels);
+                              timeout_of(obj, &p.tuple, zone, act->tp_id,
+                                         flow, false, true),
+                              mark, act, nat, labels);
+            if (!error) {
+                dpif_bpf_ct_tp_conn_set(obj, &p.tuple, zone, act->tp_id);
+            } else if (reserved > 0) {
+                dpif_bpf_ct_limit_unreserve(obj, zone);
+            }
             if (error && error != EEXIST) {
                 /* As in BPF and the kernel datapath: no connection, no
                  * packet (the table is full, or NAT found no tuple). */
@@ -1120,7 +1239,6 @@ dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *act,
     }
 
     if (found && (act->flags & OVS_BPF_CT_F_NAT)
-        && p.tuple.l3_type == AF_INET
         && e.status & (CT_DPIF_STATUS_SRC_NAT | CT_DPIF_STATUS_DST_NAT)) {
         if (cached && prev_state & (CS_SRC_NAT | CS_DST_NAT)) {
             /* An earlier ct() translated it already. */

@@ -25,10 +25,16 @@
 #include <stdbool.h>
 
 struct dp_packet;
+struct dpif_bpf_obj;
 struct flow;
 struct ovs_bpf_act_ct;
+struct ovs_bpf_act_ct_label;
 
-bool dpif_bpf_ct_slow_execute(const struct ovs_bpf_act_ct *,
+/* The ct() 'act' and, if it has OVS_BPF_CT_F_LABEL, its labels 'lbl' (the
+ * argument slot after it), else NULL. */
+bool dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *,
+                              const struct ovs_bpf_act_ct *,
+                              const struct ovs_bpf_act_ct_label *,
                               struct dp_packet *, const struct flow *);
 
 /* Makes the kernel give the connections created from now on in this

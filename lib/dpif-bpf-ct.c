@@ -16,7 +16,8 @@
 
 /* The conntrack operations of the BPF datapath's dpif class: what
  * "ovs-appctl dpctl/dump-conntrack", "flush-conntrack", "ct-stats-show",
- * "ct-get-nconns" and "ct-set-maxconns"/"ct-get-maxconns" run.
+ * "ct-get-nconns" and "ct-set-maxconns"/"ct-get-maxconns" run.  The timeout
+ * policies are in dpif-bpf-ct-tp.c, the zone limits in dpif-bpf-ct-limit.c.
  *
  * The BPF programs keep no connection table of their own: they use the
  * kernel's nf_conntrack through the conntrack kfuncs, in the network
@@ -33,14 +34,6 @@
  * including those of iptables/nftables rules, as on the kernel datapath.
  *
  * Not here, on purpose (the dpif class members stay NULL):
- *
- *   - Zone limits: outside openvswitch.ko the kernel has no per-zone limit
- *     of connections, so the kfuncs' connections would not obey one.
- *
- *   - Timeout policies: the BPF programs set a connection's timeout with
- *     bpf_ct_set_timeout()/bpf_ct_change_timeout() and cannot attach a
- *     kernel timeout policy (nfnetlink_cttimeout) to it, so a policy made
- *     through nl_ct_set_timeout_policy() would be accepted and never used.
  *
  *   - TCP sequence checking, conntrack features (all-zero SNAT): they
  *     describe the ct() action, which belongs to the BPF programs. */

@@ -42,6 +42,7 @@
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/hmap.h"
+#include "openvswitch/match.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "ovs-atomic.h"
@@ -53,6 +54,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_flow_table);
 
 COVERAGE_DEFINE(dpif_bpf_flow_table_full);
 COVERAGE_DEFINE(dpif_bpf_flow_userspace);
+COVERAGE_DEFINE(dpif_bpf_flow_l3);
 COVERAGE_DEFINE(dpif_bpf_masks_full);
 COVERAGE_DEFINE(dpif_bpf_flow_unsaved);
 COVERAGE_DEFINE(dpif_bpf_map_update_batch);
@@ -331,8 +333,13 @@ dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
 {
     struct ovs_bpf_flow value;
 
-    dp_bpf_flow_read(dp, flow, &value);
-    stats_from_bpf(&value.stats, stats);
+    if (flow->l3_match) {
+        /* No BPF entry: ovs-vswitchd forwards all of its packets. */
+        memset(stats, 0, sizeof *stats);
+    } else {
+        dp_bpf_flow_read(dp, flow, &value);
+        stats_from_bpf(&value.stats, stats);
+    }
     stats_add(stats, &flow->up_stats);
 }
 
@@ -355,6 +362,23 @@ dp_bpf_lookup_flow(const struct dp_bpf *dp, const struct flow *flow)
         dpif_bpf_table_key(mask_id, &dp->masks[mask_id].entry, &bkey, &tkey);
         f = dp_bpf_find_flow_by_tkey(dp, &tkey);
         if (f) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+struct dp_bpf_flow *
+dp_bpf_lookup_l3_flow(const struct dp_bpf *dp, const struct flow *flow)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *f;
+
+    /* Megaflows do not overlap: the first that matches is the one.  There
+     * are few of these (the recirculations of decapsulated packets), so a
+     * walk of the list does. */
+    LIST_FOR_EACH (f, l3_node, &dp->l3_flows) {
+        if (flow_equal_except(flow, &f->l3_match->flow, &f->l3_match->wc)) {
             return f;
         }
     }
@@ -429,10 +453,12 @@ dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     if (stats) {
         dp_bpf_flow_get_stats(dp, flow, stats);
     }
-    bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                        &flow->tkey);
-    bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
-    dp_bpf_mask_unref(dp, flow->tkey.mask_id);
+    if (!flow->l3_match) {
+        bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
+                            &flow->tkey);
+        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
+        dp_bpf_mask_unref(dp, flow->tkey.mask_id);
+    }
     dp_bpf_flow_free(dp, flow);
 }
 
@@ -442,7 +468,12 @@ dp_bpf_flow_free(struct dp_bpf *dp, struct dp_bpf_flow *flow)
     OVS_REQUIRES(dp->mutex)
 {
     hmap_remove(&dp->flows, &flow->ufid_node);
-    hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
+    if (flow->l3_match) {
+        ovs_list_remove(&flow->l3_node);
+        free(flow->l3_match);
+    } else {
+        hmap_remove(&dp->flows_by_tkey, &flow->tkey_node);
+    }
     free(flow->key);
     free(flow->mask);
     free(flow->actions);
@@ -690,17 +721,39 @@ struct dp_bpf_put_prep {
     ovs_u128 ufid;
     struct ovs_bpf_flow_key bkey, bmask;
     struct ovs_bpf_flow value;
+    struct match *l3_match;     /* A layer 3 flow (see struct dp_bpf_flow),
+                                 * owned by the prep until the flow takes
+                                 * it. */
 };
 
 static int
 dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
                         struct dp_bpf_put_prep *prep)
 {
+    struct match l3_match;
     int error;
 
     if (put->stats) {
         memset(put->stats, 0, sizeof *put->stats);
     }
+    prep->l3_match = NULL;
+    error = dpif_bpf_odp_to_l3_match(put->key, put->key_len, put->mask,
+                                     put->mask_len, &l3_match);
+    if (error != ENOENT) {
+        /* Not an Ethernet frame: its flow stays in ovs-vswitchd. */
+        if (!error) {
+            error = dpif_bpf_odp_check_l3_actions(l3_match.flow.packet_type,
+                                                  put->actions,
+                                                  put->actions_len);
+        }
+        if (!error) {
+            get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
+            prep->l3_match = xmemdup(&l3_match, sizeof l3_match);
+            COVERAGE_INC(dpif_bpf_flow_l3);
+        }
+        return error;
+    }
+
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
                                 put->mask_len, &prep->bkey, &prep->bmask);
     if (!error) {
@@ -756,6 +809,71 @@ dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     return 0;
 }
 
+/* Adds to the flow table of 'dp' a new flow with 'ufid', 'flags' and the
+ * key, mask and actions of 'put', and returns it. */
+static struct dp_bpf_flow *
+dp_bpf_flow_new(struct dp_bpf *dp, const struct dpif_flow_put *put,
+                const ovs_u128 *ufid, uint32_t flags)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct dp_bpf_flow *flow = xzalloc(sizeof *flow);
+
+    flow->ufid = *ufid;
+    flow->flags = flags;
+    flow->key = xmemdup(put->key, put->key_len);
+    flow->key_len = put->key_len;
+    if (put->mask_len) {
+        flow->mask = xmemdup(put->mask, put->mask_len);
+        flow->mask_len = put->mask_len;
+    }
+    flow->actions = xmemdup(put->actions, put->actions_len);
+    flow->actions_len = put->actions_len;
+    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(ufid));
+    return flow;
+}
+
+/* Carries out 'put' of a layer 3 flow ('prep' has its match), or a put
+ * with the ufid of one, 'flow' if it exists, on the flow table of 'dp'.
+ * Such a flow has no BPF entry. */
+static int
+dp_bpf_l3_flow_put(struct dp_bpf *dp, struct dp_bpf_flow *flow,
+                   struct dpif_flow_put *put, struct dp_bpf_put_prep *prep)
+    OVS_REQUIRES(dp->mutex)
+{
+    if (flow) {
+        if (!(put->flags & DPIF_FP_MODIFY)) {
+            return EEXIST;
+        }
+        /* The same ufid for an Ethernet flow and a layer 3 one. */
+        if (!prep->l3_match || !flow->l3_match) {
+            return EINVAL;
+        }
+        /* Modifying a flow changes its actions, never its match. */
+        if (put->stats) {
+            *put->stats = flow->up_stats;
+        }
+        if (put->flags & DPIF_FP_ZERO_STATS) {
+            memset(&flow->up_stats, 0, sizeof flow->up_stats);
+        }
+        free(flow->actions);
+        flow->actions = xmemdup(put->actions, put->actions_len);
+        flow->actions_len = put->actions_len;
+        return 0;
+    }
+
+    if (!(put->flags & DPIF_FP_CREATE)) {
+        return ENOENT;
+    }
+    if (hmap_count(&dp->flows) >= dp->flow_limit) {
+        return flow_put_errno(ENOSPC);
+    }
+    flow = dp_bpf_flow_new(dp, put, &prep->ufid, OVS_BPF_FLOW_F_USERSPACE);
+    flow->l3_match = prep->l3_match;
+    prep->l3_match = NULL;
+    ovs_list_push_back(&dp->l3_flows, &flow->l3_node);
+    return 0;
+}
+
 /* Carries out 'put', translated into 'prep', on the flow table of 'dp',
  * storing its result in '*errorp'.  A new flow joins the flow table at
  * once, for the puts after it, and 'b', whose flush writes its BPF entry
@@ -776,6 +894,10 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
     if (flow && put_batch_contains(b, flow)) {
         put_batch_flush(dp, b);
         flow = dp_bpf_find_flow(dp, &prep->ufid);
+    }
+    if (prep->l3_match || (flow && flow->l3_match)) {
+        *errorp = dp_bpf_l3_flow_put(dp, flow, put, prep);
+        return;
     }
     if (flow) {
         *errorp = dp_bpf_flow_modify(dp, flow, put, &prep->value);
@@ -822,19 +944,8 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
         return;
     }
 
-    flow = xzalloc(sizeof *flow);
-    flow->ufid = prep->ufid;
+    flow = dp_bpf_flow_new(dp, put, &prep->ufid, prep->value.flags);
     flow->tkey = tkey;
-    flow->flags = prep->value.flags;
-    flow->key = xmemdup(put->key, put->key_len);
-    flow->key_len = put->key_len;
-    if (put->mask_len) {
-        flow->mask = xmemdup(put->mask, put->mask_len);
-        flow->mask_len = put->mask_len;
-    }
-    flow->actions = xmemdup(put->actions, put->actions_len);
-    flow->actions_len = put->actions_len;
-    hmap_insert(&dp->flows, &flow->ufid_node, ufid_hash(&prep->ufid));
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
 
     b->pending[b->n++] = (struct dp_bpf_pending_put) {
@@ -881,6 +992,9 @@ dp_bpf_flow_put_batch__(struct dp_bpf *dp, struct dpif_flow_put **puts,
     put_batch_flush(dp, &b);
     ovs_mutex_unlock(&dp->mutex);
 
+    for (size_t i = 0; i < n; i++) {
+        free(preps[i].l3_match);
+    }
     free(b.pending);
     free(preps);
 }
@@ -901,7 +1015,7 @@ dp_bpf_flow_put(struct dpif *dpif, struct dpif_flow_put *put)
     return error;
 }
 
-static int
+int
 dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
 {
     int error;

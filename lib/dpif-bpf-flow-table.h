@@ -40,6 +40,7 @@ struct dpif_flow_stats;
 int dp_bpf_flow_put(struct dpif *, struct dpif_flow_put *);
 void dp_bpf_flow_put_batch(struct dpif *, struct dpif_flow_put **puts,
                            int *errors, size_t n);
+int dp_bpf_flow_put__(struct dp_bpf *, struct dpif_flow_put *);
 int dp_bpf_flow_del(struct dpif *, struct dpif_flow_del *);
 int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
 int dpif_bpf_flow_flush(struct dpif *);
@@ -71,6 +72,9 @@ size_t dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
 /* For upcalls of packets whose flow was installed meanwhile. */
 struct dp_bpf_flow *dp_bpf_lookup_flow(const struct dp_bpf *dp,
                                        const struct flow *)
+    OVS_REQUIRES(dp->mutex);
+struct dp_bpf_flow *dp_bpf_lookup_l3_flow(const struct dp_bpf *dp,
+                                          const struct flow *)
     OVS_REQUIRES(dp->mutex);
 void dp_bpf_flow_credit(struct dp_bpf *dp, struct dp_bpf_flow *,
                         const struct flow *, size_t n_bytes)

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -36,6 +37,7 @@
 #include "bpf/datapath-abi.h"
 #include "bpf/datapath.skel.h"
 #include "dirs.h"
+#include "dpif-bpf-ct-limit.h"
 #include "openvswitch/vlog.h"
 #include "sset.h"
 #include "ovs-thread.h"
@@ -267,6 +269,17 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
 #define PIN_PROG_METER "prog_meter"
 #define PIN_PROG_CT_REASS "prog_ct_reass"
 
+/* The size of the mapping of the 'ct_zones' array map: its values, each
+ * 8-byte aligned, in whole pages. */
+static size_t
+ct_zones_size(void)
+{
+    size_t size = ROUND_UP(sizeof(struct ovs_bpf_ct_zone), 8)
+                  * OVS_BPF_N_CT_ZONES;
+
+    return ROUND_UP(size, get_page_size());
+}
+
 static void
 get_map_fds(struct dpif_bpf_obj *o)
 {
@@ -282,6 +295,20 @@ get_map_fds(struct dpif_bpf_obj *o)
     o->dp_stats_fd = bpf_map__fd(skel->maps.dp_stats);
     o->meters_fd = bpf_map__fd(skel->maps.meters);
     o->ct_reass_fd = bpf_map__fd(skel->maps.ct_reass);
+    o->ct_tps_fd = bpf_map__fd(skel->maps.ct_tps);
+    o->ct_tp_conns_fd = bpf_map__fd(skel->maps.ct_tp_conns);
+    o->ct_zones_fd = bpf_map__fd(skel->maps.ct_zones);
+    if (!o->ct_zones) {
+        void *p = mmap(NULL, ct_zones_size(), PROT_READ | PROT_WRITE,
+                       MAP_SHARED, o->ct_zones_fd, 0);
+
+        if (p == MAP_FAILED) {
+            VLOG_WARN("cannot map the zone limits (%s): ct-set-limits "
+                      "will not work", ovs_strerror(errno));
+        } else {
+            o->ct_zones = p;
+        }
+    }
     o->ports_fd = bpf_map__fd(skel->maps.ports);
     o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
@@ -951,6 +978,10 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
         if (fds[i] >= 0) {
             close(fds[i]);
         }
+    }
+    if (o->ct_zones) {
+        dpif_bpf_ct_limit_forget(o->ct_zones);
+        munmap(o->ct_zones, ct_zones_size());
     }
     datapath_bpf__destroy(o->skel);
     free(o->elf);

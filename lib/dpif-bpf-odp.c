@@ -28,6 +28,7 @@
 #include "odp-netlink.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
+#include "openvswitch/match.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "ovs-atomic.h"
@@ -88,9 +89,9 @@ dpif_bpf_odp_support(struct odp_support *support)
      * ct_mark and the original direction tuple from the kernel's
      * nf_conntrack (bpf/actions-ct.h).  ct_label if the slow path, which
      * writes labels through ctnetlink, could make room for them (see
-     * dpif_bpf_ct_labels_enable()).  The NAT bits of ct_state: the
-     * ct() action does IPv4 NAT (bpf/ct-nat.h).  No ND extensions: the BPF
-     * key has no field for them. */
+     * dpif_bpf_ct_labels_enable()).  The NAT bits of ct_state: the ct()
+     * action does IPv4 and IPv6 NAT (bpf/ct-nat.h).  No ND extensions: the
+     * BPF key has no field for them. */
     support->ct_state = true;
     support->ct_state_nat = true;
     support->ct_zone = true;
@@ -1231,6 +1232,13 @@ action_fits_no_eth(const struct nlattr *a)
     case OVS_ACTION_ATTR_POP_NSH:
         return true;
 
+    case OVS_ACTION_ATTR_RECIRC:
+        /* ovs-vswitchd recirculates a packet without an Ethernet header
+         * itself, through its own table of such flows (see "Layer 3
+         * packets" in Documentation/topics/dpif-bpf.rst). */
+    case OVS_ACTION_ATTR_DROP:
+        return true;
+
     case OVS_ACTION_ATTR_SET:
     case OVS_ACTION_ATTR_SET_MASKED:
         return (nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_MPLS
@@ -1371,11 +1379,12 @@ xlate_userspace(struct act_xlate *x, const struct nlattr *a)
 }
 
 /* Translates the nat() of a ct() action, 'a' (OVS_CT_ATTR_NAT), into 's'.
- * The kernel's bpf_ct_set_nat_info() takes one address and one port: of a
- * range, the first address, and the first port if there is one (a new
- * connection whose translated tuple is taken is dropped).  So "hash" and
- * "persistent", which say how to choose in a range, change nothing (the
- * choice is always the same); "random" and IPv6 addresses are refused. */
+ * The kernel's bpf_ct_set_nat_info() takes one address and one port: the
+ * BPF program chooses them in the range (bpf/ct-nat.h), so 's' gets the
+ * first address, the number of addresses after it (at most 2**32 - 1: of
+ * a larger IPv6 range, the first 2**32 addresses are used) and the ports.
+ * "hash" is the default choice, "random" and "persistent" change it.  An
+ * all-zero SNAT address is refused. */
 static int
 xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 {
@@ -1392,14 +1401,15 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
                                         .optional = true },
     };
     struct nlattr *attrs[ARRAY_SIZE(policy)];
+    struct ovs_bpf_act_ct *ct = &s->u.ct;
+    size_t alen;
     bool src, dst;
 
-    s->u.ct.flags |= OVS_BPF_CT_F_NAT;
+    ct->flags |= OVS_BPF_CT_F_NAT;
     if (!nl_attr_get_size(a)) {
         return 0;               /* Applies the connection's NAT. */
     }
-    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
-        || attrs[OVS_NAT_ATTR_PROTO_RANDOM]) {
+    if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))) {
         return EINVAL;
     }
     src = attrs[OVS_NAT_ATTR_SRC] != NULL;
@@ -1413,25 +1423,78 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
         return attrs[OVS_NAT_ATTR_IP_MIN] || attrs[OVS_NAT_ATTR_PROTO_MIN]
                ? EINVAL : 0;
     }
-    if (!attrs[OVS_NAT_ATTR_IP_MIN]
-        || nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) != sizeof(ovs_be32)
+    alen = attrs[OVS_NAT_ATTR_IP_MIN]
+           ? nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) : 0;
+    if ((alen != sizeof(ovs_be32) && alen != sizeof(struct in6_addr))
         || (attrs[OVS_NAT_ATTR_IP_MAX]
-            && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX])
-               != sizeof(ovs_be32))) {
-        /* No address (which the kfunc needs), or IPv6. */
+            && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX]) != alen)) {
+        /* No address (which the kfunc needs), or a malformed one. */
         return EINVAL;
     }
     /* Without a commit, the binding is never made: the NAT of the
      * connection applies, as in the kernel datapath. */
-    s->u.ct.flags |= src ? OVS_BPF_CT_F_NAT_SRC : OVS_BPF_CT_F_NAT_DST;
-    s->u.ct.nat_addr = nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MIN]);
-    if (!s->u.ct.nat_addr) {
-        /* All-zero SNAT (keep the address, change the port only if it
-         * clashes) is not what the kfunc does. */
-        return EINVAL;
+    ct->flags |= src ? OVS_BPF_CT_F_NAT_SRC : OVS_BPF_CT_F_NAT_DST;
+    if (attrs[OVS_NAT_ATTR_PROTO_RANDOM]) {
+        ct->flags |= OVS_BPF_CT_F_NAT_RANDOM;
+    }
+    if (attrs[OVS_NAT_ATTR_PERSISTENT]) {
+        ct->flags |= OVS_BPF_CT_F_NAT_PERSISTENT;
+    }
+    if (alen == sizeof(ovs_be32)) {
+        ovs_be32 min = nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MIN]);
+        ovs_be32 max = (attrs[OVS_NAT_ATTR_IP_MAX]
+                        ? nl_attr_get_be32(attrs[OVS_NAT_ATTR_IP_MAX])
+                        : min);
+
+        if (!min) {
+            /* All-zero SNAT (keep the address, change the port only if
+             * it clashes) is not what the kfunc does (ofproto probes it:
+             * "ct_zero_snat" is false). */
+            return EINVAL;
+        }
+        if (ntohl(max) < ntohl(min)) {
+            return EINVAL;
+        }
+        ct->nat_addr.ipv4 = min;
+        ct->nat_addr_span = ntohl(max) - ntohl(min);
+    } else {
+        struct in6_addr min = nl_attr_get_in6_addr(
+            attrs[OVS_NAT_ATTR_IP_MIN]);
+        struct in6_addr max = (attrs[OVS_NAT_ATTR_IP_MAX]
+                               ? nl_attr_get_in6_addr(
+                                   attrs[OVS_NAT_ATTR_IP_MAX])
+                               : min);
+        uint32_t span;
+
+        if (memcmp(&max, &min, sizeof min) < 0) {
+            return EINVAL;
+        }
+        /* max - min, in the last 32 bits if the upper 96 are the same;
+         * otherwise more than 2**32 addresses. */
+        if (!memcmp(&max, &min, 12)) {
+            uint32_t lo_min, lo_max;
+
+            memcpy(&lo_min, &min.s6_addr[12], 4);
+            memcpy(&lo_max, &max.s6_addr[12], 4);
+            span = ntohl(lo_max) - ntohl(lo_min);
+        } else {
+            span = UINT32_MAX;
+        }
+        memcpy(ct->nat_addr.ipv6, &min, sizeof min);
+        ct->nat_addr_span = span;
+        ct->flags |= OVS_BPF_CT_F_NAT_IPV6;
     }
     if (attrs[OVS_NAT_ATTR_PROTO_MIN]) {
-        s->u.ct.nat_port = nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MIN]);
+        uint16_t pmin = nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MIN]);
+        uint16_t pmax = (attrs[OVS_NAT_ATTR_PROTO_MAX]
+                         ? nl_attr_get_u16(attrs[OVS_NAT_ATTR_PROTO_MAX])
+                         : pmin);
+
+        if (pmax < pmin) {
+            return EINVAL;
+        }
+        ct->nat_port_min = pmin;
+        ct->nat_port_max = pmin ? pmax : 0;
     }
     return 0;
 }
@@ -1439,8 +1502,9 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 /* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
  * cannot do is refused with EINVAL, so that ofproto's probes and
  * "dpctl/add-flow" see it: labels if the slow path cannot write them
- * (dpif_bpf_ct_labels_enable() failed), ALG helpers, timeout policies,
- * and the NAT that xlate_ct_nat() refuses. */
+ * (dpif_bpf_ct_labels_enable() failed), ALG helpers, and the NAT that
+ * xlate_ct_nat() refuses.  A ct() with labels takes two slots: its own and
+ * the argument slot of the labels after it (struct ovs_bpf_act_ct_label). */
 static int
 xlate_ct(struct act_xlate *x, const struct nlattr *a)
 {
@@ -1467,7 +1531,7 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
 
     if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
         || (attrs[OVS_CT_ATTR_LABELS] && !dpif_bpf_odp_ct_labels())
-        || attrs[OVS_CT_ATTR_HELPER] || attrs[OVS_CT_ATTR_TIMEOUT]) {
+        || attrs[OVS_CT_ATTR_HELPER]) {
         return EINVAL;
     }
     commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
@@ -1481,8 +1545,9 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     }
 
     /* The eventmask (which ctnetlink events a commit sends) is accepted and
-     * has no effect: the kernel sends the events of the connections it
-     * inserts for BPF programs as for any other. */
+     * has no effect: the connections that BPF programs insert have no event
+     * extension, so the kernel sends no event for them at all (see
+     * "Conntrack" in dpif-bpf.rst). */
     s = new_slot(x, OVS_BPF_ACTION_CT);
     if (attrs[OVS_CT_ATTR_ZONE]) {
         s->u.ct.zone = nl_attr_get_u16(attrs[OVS_CT_ATTR_ZONE]);
@@ -1499,20 +1564,44 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
         s->u.ct.mark = mark[0];
         s->u.ct.mark_mask = mark[1];
     }
+    if (attrs[OVS_CT_ATTR_TIMEOUT]) {
+        /* The name of a timeout policy is its id in decimal
+         * (lib/dpif-bpf-ct-tp.c); it takes effect in a commit that creates
+         * a connection, as in the kernel datapath.  Any other name means
+         * no policy, the defaults, as the kernel datapath takes a name
+         * that has no policy (and ofproto-dpif probes the attribute with
+         * such a name). */
+        unsigned int id;
+
+        if (str_to_uint(nl_attr_get_string(attrs[OVS_CT_ATTR_TIMEOUT]), 10,
+                        &id)) {
+            s->u.ct.tp_id = id;
+        }
+    }
+    if (attrs[OVS_CT_ATTR_NAT]) {
+        int error = xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
+
+        if (error) {
+            return error;
+        }
+    }
     if (attrs[OVS_CT_ATTR_LABELS]) {
         /* struct { ovs_u128 value, mask; }, as odp-util puts it. */
         const uint8_t *labels = nl_attr_get(attrs[OVS_CT_ATTR_LABELS]);
 
         if (!is_all_zeros(labels + 16, 16)) {
+            struct ovs_bpf_act_ct_label *l;
+
+            /* The flag first: 's' is no longer written once the argument
+             * slot is taken (in a list too long for the slots, both are
+             * the same stand-in). */
             s->u.ct.flags |= OVS_BPF_CT_F_LABEL;
+            l = &new_slot(x, OVS_BPF_ACTION_CT_LABEL)->u.ct_label;
             for (int i = 0; i < 16; i++) {
-                s->u.ct.label[i] = labels[i] & labels[16 + i];
-                s->u.ct.label_mask[i] = labels[16 + i];
+                l->label[i] = labels[i] & labels[16 + i];
+                l->mask[i] = labels[16 + i];
             }
         }
-    }
-    if (attrs[OVS_CT_ATTR_NAT]) {
-        return xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
     }
     return 0;
 }
@@ -1628,8 +1717,9 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
 
         case OVS_ACTION_ATTR_RECIRC:
             /* The BPF recirculation tail-calls the lookup: nothing after it
-             * ever runs. */
-            if (later) {
+             * ever runs.  A packet without an Ethernet header recirculates
+             * in ovs-vswitchd (see action_fits_no_eth()). */
+            if (later || x->not_eth) {
                 x->userspace_only = true;
             }
             s = new_slot(x, OVS_BPF_ACTION_RECIRC);
@@ -1816,6 +1906,70 @@ dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
     return 0;
 }
 
+/* Layer 3 flows. */
+
+/* Returns true if the ODP flow key 'key' is of a packet that is not an
+ * Ethernet frame (an OVS_KEY_ATTR_PACKET_TYPE other than Ethernet). */
+static bool
+key_is_l3(const struct nlattr *key, size_t key_len)
+{
+    const struct nlattr *pt;
+
+    pt = nl_attr_find__(key, key_len, OVS_KEY_ATTR_PACKET_TYPE);
+    return (pt && nl_attr_get_size(pt) == sizeof(ovs_be32)
+            && nl_attr_get_be32(pt) != htonl(PT_ETH));
+}
+
+int
+dpif_bpf_odp_to_l3_match(const struct nlattr *key, size_t key_len,
+                         const struct nlattr *mask, size_t mask_len,
+                         struct match *match)
+{
+    enum odp_key_fitness fitness;
+    char *error = NULL;
+
+    if (!key_is_l3(key, key_len)) {
+        return ENOENT;
+    }
+    fitness = odp_flow_key_to_flow(key, key_len, &match->flow, &error);
+    if (fitness == ODP_FIT_PERFECT) {
+        fitness = odp_flow_key_to_mask(mask_len ? mask : NULL, mask_len,
+                                       &match->wc, &match->flow, &error);
+    }
+    if (fitness != ODP_FIT_PERFECT) {
+        log_bad_key("key", key, key_len, mask, mask_len,
+                    error ? error : odp_key_fitness_to_string(fitness));
+        free(error);
+        return EINVAL;
+    }
+    /* As for the BPF flows: the packet type and the input port are matched
+     * exactly, so that a flow never applies to another kind of packet or
+     * another port. */
+    if (match->wc.masks.packet_type != OVS_BE32_MAX
+        || match->wc.masks.in_port.odp_port != ODPP_NONE) {
+        log_bad_key("key", key, key_len, mask, mask_len,
+                    "packet_type or in_port is not matched exactly");
+        return EINVAL;
+    }
+    return 0;
+}
+
+int
+dpif_bpf_odp_check_l3_actions(ovs_be32 packet_type,
+                              const struct nlattr *actions, size_t len)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    struct act_xlate x = {
+        .slots = slots,
+        .not_eth = true,
+        .l3_type = (pt_ns(packet_type) == OFPHTN_ETHERTYPE
+                    ? pt_ns_type_be(packet_type) : 0),
+    };
+    bool modifies = false;
+
+    return xlate_actions(&x, actions, len, false, &modifies);
+}
+
 /* Formatting. */
 
 /* A conntrack label, 16 bytes as OVS's ovs_u128 in memory, in hex. */
@@ -1830,6 +1984,44 @@ format_u128(struct ds *s, const uint8_t bytes[16])
     } else {
         ds_put_format(s, "0x%"PRIx64, v.u64.lo);
     }
+}
+
+/* Formats the nat(src|dst=...) of ct() action 'ct'. */
+static void
+format_ct_nat(struct ds *s, const struct ovs_bpf_act_ct *ct)
+{
+    ds_put_format(s, ",nat(%s=", ct->flags & OVS_BPF_CT_F_NAT_SRC
+                                 ? "src" : "dst");
+    if (!(ct->flags & OVS_BPF_CT_F_NAT_IPV6)) {
+        ds_put_format(s, IP_FMT, IP_ARGS(ct->nat_addr.ipv4));
+        if (ct->nat_addr_span) {
+            ds_put_format(s, "-"IP_FMT,
+                          IP_ARGS(htonl(ntohl(ct->nat_addr.ipv4)
+                                        + ct->nat_addr_span)));
+        }
+    } else {
+        struct in6_addr a;
+
+        memcpy(&a, ct->nat_addr.ipv6, sizeof a);
+        ipv6_format_addr(&a, s);
+        if (ct->nat_addr_span) {
+            /* The number of addresses after the first. */
+            ds_put_format(s, "+%"PRIu32, ct->nat_addr_span);
+        }
+    }
+    if (ct->nat_port_min) {
+        ds_put_format(s, ":%"PRIu16, ct->nat_port_min);
+        if (ct->nat_port_max != ct->nat_port_min) {
+            ds_put_format(s, "-%"PRIu16, ct->nat_port_max);
+        }
+    }
+    if (ct->flags & OVS_BPF_CT_F_NAT_RANDOM) {
+        ds_put_cstr(s, ",random");
+    }
+    if (ct->flags & OVS_BPF_CT_F_NAT_PERSISTENT) {
+        ds_put_cstr(s, ",persistent");
+    }
+    ds_put_char(s, ')');
 }
 
 static void
@@ -2181,21 +2373,33 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
                 ds_put_format(s, ",mark=%#"PRIx32"/%#"PRIx32,
                               a->u.ct.mark, a->u.ct.mark_mask);
             }
-            if (a->u.ct.flags & OVS_BPF_CT_F_LABEL) {
+            if (a->u.ct.tp_id) {
+                ds_put_format(s, ",timeout=%"PRIu32, a->u.ct.tp_id);
+            }
+            if (a->u.ct.flags & OVS_BPF_CT_F_LABEL && i + 1 < n
+                && slots[i + 1].type == OVS_BPF_ACTION_CT_LABEL) {
+                /* The argument slot after it, shown as part of it. */
+                const struct ovs_bpf_act_ct_label *l = &slots[++i].u.ct_label;
+
                 ds_put_cstr(s, ",label=");
-                format_u128(s, a->u.ct.label);
+                format_u128(s, l->label);
                 ds_put_char(s, '/');
-                format_u128(s, a->u.ct.label_mask);
+                format_u128(s, l->mask);
             }
             if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
                                  | OVS_BPF_CT_F_NAT_DST)) {
-                ds_put_format(s, ",nat(%s="IP_FMT":%"PRIu16")",
-                              a->u.ct.flags & OVS_BPF_CT_F_NAT_SRC
-                              ? "src" : "dst",
-                              IP_ARGS(a->u.ct.nat_addr), a->u.ct.nat_port);
+                format_ct_nat(s, &a->u.ct);
             } else if (a->u.ct.flags & OVS_BPF_CT_F_NAT) {
                 ds_put_cstr(s, ",nat");
             }
+            ds_put_char(s, ')');
+            break;
+        case OVS_BPF_ACTION_CT_LABEL:
+            /* Not after a ct() with labels: shown as it is. */
+            ds_put_cstr(s, "(");
+            format_u128(s, a->u.ct_label.label);
+            ds_put_char(s, '/');
+            format_u128(s, a->u.ct_label.mask);
             ds_put_char(s, ')');
             break;
         case OVS_BPF_ACTION_END:

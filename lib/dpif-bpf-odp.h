@@ -56,6 +56,7 @@
 #include <sys/uio.h>
 
 #include "bpf/datapath-abi.h"
+#include "openvswitch/types.h"
 
 struct ds;
 struct flow;
@@ -184,7 +185,10 @@ void dpif_bpf_table_key_normalize(unsigned int table,
  *                               packet or its metadata, E2BIG: the kernel
  *                               runs A on a copy, BPF on the packet itself
  *   recirc(id)                  RECIRC, if it is the last action of the
- *                               flow (it ends the BPF chain); else E2BIG
+ *                               flow (it ends the BPF chain); else E2BIG,
+ *                               and E2BIG for a packet without an
+ *                               Ethernet header (ovs-vswitchd
+ *                               recirculates it)
  *   hash(l4, basis)             HASH; E2BIG for hash(sym_l4)
  *   drop (explicit)             no slot: the chain ends
  *   push_nsh, pop_nsh, set(nsh), set_masked(nsh), and the push_eth and
@@ -196,6 +200,27 @@ void dpif_bpf_table_key_normalize(unsigned int table,
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
                             struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS],
                             uint32_t *n_slots);
+
+/* Layer 3 flows: flows of packets that are not Ethernet frames (a
+ * packet_type other than Ethernet, after pop_eth and a recirculation),
+ * which the BPF programs never see: ovs-vswitchd keeps, matches and runs
+ * them (see "Layer 3 packets" in Documentation/topics/dpif-bpf.rst).
+ *
+ * dpif_bpf_odp_to_l3_match() returns ENOENT if 'key' is of an Ethernet
+ * frame (a flow for dpif_bpf_odp_to_key()), 0 with the flow's match in
+ * '*match' if it is of another packet type, or EINVAL if odp-util does not
+ * parse the key and mask perfectly or they do not match packet_type and
+ * in_port exactly.
+ *
+ * dpif_bpf_odp_check_l3_actions() checks the actions of such a flow, whose
+ * packets have no Ethernet header until push_eth, as
+ * dpif_bpf_odp_to_actions() does; returns 0 or EINVAL. */
+struct match;
+int dpif_bpf_odp_to_l3_match(const struct nlattr *key, size_t key_len,
+                             const struct nlattr *mask, size_t mask_len,
+                             struct match *);
+int dpif_bpf_odp_check_l3_actions(ovs_be32 packet_type,
+                                  const struct nlattr *actions, size_t len);
 
 /* Downcall frames. */
 

@@ -30,12 +30,14 @@
 #include "dpif-bpf.h"
 #include "dpif-provider.h"
 #include "openvswitch/hmap.h"
+#include "openvswitch/list.h"
 #include "openvswitch/types.h"
 #include "ovs-thread.h"
 #include "util.h"
 
 struct dpif_bpf_obj;
 struct dpif_bpf_upcalls;
+struct match;
 struct seq;
 
 /* One mask of the BPF mask list. */
@@ -56,6 +58,14 @@ struct dp_bpf_flow {
      * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
      * to the statistics of its BPF entry. */
     struct dpif_flow_stats up_stats;
+
+    /* Nonnull for a flow of packets that are not Ethernet frames (a layer
+     * 3 packet_type), which the BPF programs never see: it has no BPF entry
+     * ('tkey' unused, not in 'flows_by_tkey'), ovs-vswitchd matches
+     * packets against '*l3_match' and runs its actions (see "Layer 3
+     * packets" in Documentation/topics/dpif-bpf.rst). */
+    struct match *l3_match;
+    struct ovs_list l3_node;    /* In struct dp_bpf's 'l3_flows'. */
 
     /* As given to flow_put(), for dumps and the slow path. */
     struct nlattr *key;
@@ -91,6 +101,7 @@ struct dp_bpf {
     struct seq *port_seq;       /* Changes when ports change. */
     struct hmap flows OVS_GUARDED;          /* By ufid. */
     struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
+    struct ovs_list l3_flows OVS_GUARDED;   /* Flows with 'l3_match'. */
     struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
     /* The search order of the masks in use (struct ovs_bpf_mask_order),
@@ -100,6 +111,11 @@ struct dp_bpf {
     long long int next_rebalance OVS_GUARDED;   /* In msec. */
     uint32_t flow_limit OVS_GUARDED;
     uint32_t max_masks OVS_GUARDED;
+
+    /* ofproto's callback for the misses of layer 3 packets, which
+     * ovs-vswitchd itself recirculates (register_upcall_cb()). */
+    upcall_callback *upcall_cb OVS_GUARDED;
+    void *upcall_aux OVS_GUARDED;
 
     /* Upcalls.  Nonnull while upcalls are enabled (recv_set()). */
     struct ovs_rwlock upcall_rwlock;

@@ -71,7 +71,9 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-slow.h"
+#include "dpif-bpf-ct-tp.h"
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-ipf.h"
 #include "dpif-bpf-linux.h"
@@ -111,6 +113,9 @@ COVERAGE_DEFINE(dpif_bpf_ct_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_execute_not_eth);
 COVERAGE_DEFINE(dpif_bpf_execute_userspace);
 COVERAGE_DEFINE(dpif_bpf_miss_forwarded);
+COVERAGE_DEFINE(dpif_bpf_l3_recirc);
+COVERAGE_DEFINE(dpif_bpf_l3_miss);
+COVERAGE_DEFINE(dpif_bpf_l3_drop);
 
 /* Capacity of the BPF flow table (its max_entries, fixed at load time) and
  * default of the flow limit, which other_config:bpf-flow-limit lowers. */
@@ -251,6 +256,7 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     hmap_init(&dp->ports);
     hmap_init(&dp->flows);
     hmap_init(&dp->flows_by_tkey);
+    ovs_list_init(&dp->l3_flows);
     dp->port_seq = seq_create();
     dp_bpf_ipf_init(dp);
     dp->flow_limit = DP_BPF_FLOW_TABLE_SIZE;
@@ -712,6 +718,185 @@ dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
     return 0;
 }
 
+static int dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
+                                    bool steal, bool probe,
+                                    const struct nlattr *actions,
+                                    size_t actions_len);
+
+/* Layer 3 packets.
+ *
+ * A packet that lost its Ethernet header in ovs-vswitchd (pop_eth, the
+ * decap() of an MPLS packet that carries IP...) and is recirculated never
+ * reaches the BPF programs, which see Ethernet frames only: ovs-vswitchd
+ * recirculates it itself, as dpif-netdev does.  The flows of such packets
+ * (a packet_type other than Ethernet) stay in ovs-vswitchd, in the flow
+ * table without a BPF entry (see struct dp_bpf_flow's 'l3_match'); a miss
+ * goes to ofproto through the upcall callback it registered, on the spot,
+ * and installs the flow that it returns.  Once the actions push an
+ * Ethernet header again, the packet goes back down to BPF with the first
+ * output or recirculation. */
+
+/* Recirculations of layer 3 packets nested in one another, at most, as
+ * dpif-netdev's MAX_RECIRC_DEPTH. */
+#define DP_BPF_MAX_L3_RECIRC 6
+DEFINE_STATIC_PER_THREAD_DATA(int, l3_recirc_depth, 0)
+
+/* The ODP key fields of the layer 3 flows that ovs-vswitchd installs: all
+ * that a struct flow has, so that the flow matches what ofproto's mask
+ * says, no more. */
+static const struct odp_support dp_bpf_l3_support = {
+    .max_vlan_headers = SIZE_MAX,
+    .max_mpls_depth = SIZE_MAX,
+    .recirc = true,
+    .ct_state = true,
+    .ct_zone = true,
+    .ct_mark = true,
+    .ct_label = true,
+    .ct_state_nat = true,
+    .ct_orig_tuple = true,
+    .ct_orig_tuple6 = true,
+};
+
+static void
+dpif_bpf_register_upcall_cb(struct dpif *dpif, upcall_callback *cb,
+                            void *aux)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_mutex_lock(&dp->mutex);
+    dp->upcall_cb = cb;
+    dp->upcall_aux = aux;
+    ovs_mutex_unlock(&dp->mutex);
+}
+
+/* Asks ofproto (its upcall callback) for the actions of layer 3 'packet',
+ * whose flow 'flow' missed, and installs the flow it returns.  Returns the
+ * actions for 'packet' in 'actions' and true, or false if the packet is to
+ * be dropped. */
+static bool
+dp_bpf_l3_miss(struct dp_bpf *dp, const struct dp_packet *packet,
+               const struct flow *flow, struct ofpbuf *actions)
+{
+    struct odp_flow_key_parms odp_parms = {
+        .flow = flow,
+        .support = dp_bpf_l3_support,
+    };
+    struct ofpbuf key, mask, put_actions;
+    struct flow_wildcards wc;
+    upcall_callback *cb;
+    ovs_u128 ufid;
+    void *aux;
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    cb = dp->upcall_cb;
+    aux = dp->upcall_aux;
+    ovs_mutex_unlock(&dp->mutex);
+    if (!cb) {
+        return false;
+    }
+
+    COVERAGE_INC(dpif_bpf_l3_miss);
+    ofpbuf_init(&key, 0);
+    ofpbuf_init(&mask, 0);
+    ofpbuf_init(&put_actions, 0);
+    odp_flow_key_from_flow(&odp_parms, &key);
+    odp_flow_key_hash(key.data, key.size, &ufid);
+
+    flow_wildcards_init_catchall(&wc);
+    error = cb(packet, flow, &ufid, PMD_ID_NULL, DPIF_UC_MISS, NULL, actions,
+               &wc, &put_actions, aux);
+    if (!error) {
+        struct dpif_flow_put put;
+
+        odp_parms.mask = &wc.masks;
+        odp_parms.key_buf = &key;
+        odp_flow_key_from_mask(&odp_parms, &mask);
+        memset(&put, 0, sizeof put);
+        put.flags = DPIF_FP_CREATE;
+        put.key = key.data;
+        put.key_len = key.size;
+        put.mask = mask.data;
+        put.mask_len = mask.size;
+        put.actions = put_actions.size ? put_actions.data : actions->data;
+        put.actions_len = (put_actions.size ? put_actions.size
+                           : actions->size);
+        put.ufid = &ufid;
+        put.pmd_id = PMD_ID_NULL;
+        error = dp_bpf_flow_put__(dp, &put);
+        if (error && error != EEXIST) {
+            static struct vlog_rate_limit rl2 = VLOG_RATE_LIMIT_INIT(5, 20);
+
+            VLOG_WARN_RL(&rl2, "%s: cannot install the flow of a layer 3 "
+                         "packet (%s)", dp->name, ovs_strerror(error));
+        }
+        error = 0;
+    } else if (error == ENOSPC) {
+        /* No flow (the flow limit), but the actions apply. */
+        error = 0;
+    }
+
+    ofpbuf_uninit(&put_actions);
+    ofpbuf_uninit(&mask);
+    ofpbuf_uninit(&key);
+    return !error;
+}
+
+/* Recirculates 'packet', which has no Ethernet header, with 'recirc_id':
+ * looks up its flow among the layer 3 flows (asking ofproto on a miss) and
+ * runs the flow's actions on it.  Takes 'packet'. */
+static void
+dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
+                 uint32_t recirc_id)
+{
+    int *depth = l3_recirc_depth_get();
+    struct nlattr *actions = NULL;
+    size_t actions_len = 0;
+    struct dp_bpf_flow *f;
+    struct flow flow;
+
+    COVERAGE_INC(dpif_bpf_l3_recirc);
+    if (*depth >= DP_BPF_MAX_L3_RECIRC) {
+        COVERAGE_INC(dpif_bpf_l3_drop);
+        VLOG_WARN_RL(&rl, "%s: dropped a layer 3 packet recirculated more "
+                     "than %d times", dp->name, DP_BPF_MAX_L3_RECIRC);
+        dp_packet_delete(packet);
+        return;
+    }
+
+    packet->md.recirc_id = recirc_id;
+    flow_extract(packet, &flow);
+
+    ovs_mutex_lock(&dp->mutex);
+    f = dp_bpf_lookup_l3_flow(dp, &flow);
+    if (f) {
+        actions = xmemdup(f->actions, f->actions_len);
+        actions_len = f->actions_len;
+        dp_bpf_flow_credit(dp, f, &flow, dp_packet_size(packet));
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    if (!f) {
+        struct ofpbuf buf;
+
+        ofpbuf_init(&buf, 0);
+        if (dp_bpf_l3_miss(dp, packet, &flow, &buf)) {
+            actions_len = buf.size;
+            actions = ofpbuf_steal_data(&buf);
+        } else {
+            COVERAGE_INC(dpif_bpf_l3_drop);
+            ofpbuf_uninit(&buf);
+            dp_packet_delete(packet);
+            return;
+        }
+    }
+
+    (*depth)++;
+    dp_bpf_execute_userspace(dp, packet, true, false, actions, actions_len);
+    (*depth)--;
+    free(actions);
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
  * (output, userspace, recirc, ct...).  If the BPF programs can run all the
  * actions from this one to the end of the list, they go down together in
@@ -743,6 +928,37 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
             dp_packet_delete_batch(batch, true);
         }
         return;
+    }
+    if (nl_attr_type(action) == OVS_ACTION_ATTR_RECIRC) {
+        bool l3 = false;
+
+        DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+            l3 = l3 || packet->packet_type != htonl(PT_ETH);
+        }
+        if (l3) {
+            /* Layer 3 packets recirculate here, the others in BPF. */
+            struct ovs_bpf_action recirc[OVS_BPF_MAX_ACTIONS];
+            uint32_t n;
+
+            dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                    recirc, &n);
+            DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+                if (packet->packet_type != htonl(PT_ETH)) {
+                    dp_bpf_recirc_l3(dp, (should_steal ? packet
+                                          : dp_packet_clone(packet)),
+                                     nl_attr_get_u32(action));
+                } else {
+                    dp_bpf_downcall(dp, packet, recirc, 1);
+                    if (should_steal) {
+                        dp_packet_delete(packet);
+                    }
+                }
+            }
+            if (should_steal) {
+                dp_packet_batch_init(batch);
+            }
+            return;
+        }
     }
     if (nl_attr_type(action) == OVS_ACTION_ATTR_METER) {
         /* The actions after the meter run on the packets it lets through:
@@ -1106,19 +1322,32 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
                  const void *data)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    const struct ovs_bpf_act_ct_label *lbl = NULL;
     uint32_t next = up->ct_slot + 1;
     struct dp_packet packet;
     struct flow flow;
 
     /* The record is only 4-byte aligned. */
     memcpy(slots, data, sizeof slots);
-    if (slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
+    if (up->ct_slot >= OVS_BPF_MAX_ACTIONS
+        || up->ct_end > OVS_BPF_MAX_ACTIONS
+        || slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
         COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
         return;
     }
+    if (slots[up->ct_slot].u.ct.flags & OVS_BPF_CT_F_LABEL) {
+        /* The labels are the argument slot after the ct(). */
+        if (next >= OVS_BPF_MAX_ACTIONS
+            || slots[next].type != OVS_BPF_ACTION_CT_LABEL) {
+            COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
+            return;
+        }
+        lbl = &slots[next++].u.ct_label;
+    }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(&slots[up->ct_slot].u.ct, &packet, &flow)
+    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct, lbl,
+                                 &packet, &flow)
         && next < up->ct_end) {
         dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
     }
@@ -1430,7 +1659,7 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_recv_wait,
     dpif_bpf_recv_purge,
     NULL,                       /* register_dp_purge_cb */
-    NULL,                       /* register_upcall_cb */
+    dpif_bpf_register_upcall_cb,
     NULL,                       /* enable_upcall */
     NULL,                       /* disable_upcall */
     dpif_bpf_get_datapath_version,
@@ -1443,16 +1672,16 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_get_nconns,
     NULL,                       /* ct_set_tcp_seq_chk */
     NULL,                       /* ct_get_tcp_seq_chk */
-    NULL,                       /* ct_set_limits */
-    NULL,                       /* ct_get_limits */
-    NULL,                       /* ct_del_limits */
-    NULL,                       /* ct_set_timeout_policy */
-    NULL,                       /* ct_get_timeout_policy */
-    NULL,                       /* ct_del_timeout_policy */
-    NULL,                       /* ct_timeout_policy_dump_start */
-    NULL,                       /* ct_timeout_policy_dump_next */
-    NULL,                       /* ct_timeout_policy_dump_done */
-    NULL,                       /* ct_get_timeout_policy_name */
+    dpif_bpf_ct_set_limits,
+    dpif_bpf_ct_get_limits,
+    dpif_bpf_ct_del_limits,
+    dpif_bpf_ct_set_timeout_policy,
+    dpif_bpf_ct_get_timeout_policy,
+    dpif_bpf_ct_del_timeout_policy,
+    dpif_bpf_ct_timeout_policy_dump_start,
+    dpif_bpf_ct_timeout_policy_dump_next,
+    dpif_bpf_ct_timeout_policy_dump_done,
+    dpif_bpf_ct_get_timeout_policy_name,
     NULL,                       /* ct_get_features */
     dpif_bpf_ipf_set_enabled,
     dpif_bpf_ipf_set_min_frag,

@@ -61,7 +61,9 @@ $(SYSTEM_EBPF_TESTSUITE): package.m4 $(SYSTEM_EBPF_TESTSUITE_AT) $(COMMON_MACROS
 	$(AM_V_at)mv $@.tmp $@
 
 # The BPF datapath's system suite: our tests (tests/system-bpf.at) and
-# OVS's tests/system-traffic.at with datapath_type=bpf.
+# OVS's system tests (tests/system-traffic.at and the others of
+# $(SYSTEM_TESTSUITE_AT), the packet-type-aware and route tests of the
+# userspace suite) with datapath_type=bpf.
 SYSTEM_BPF_TESTSUITE_AT = \
 	tests/system-bpf-testsuite.at \
 	tests/system-bpf-macros.at \
@@ -70,7 +72,10 @@ SYSTEM_BPF_TESTSUITE_AT = \
 SYSTEM_BPF_TESTSUITE = $(srcdir)/tests/system-bpf-testsuite
 EXTRA_DIST += $(SYSTEM_BPF_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUITE)
 
-$(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_BPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
+$(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) \
+		tests/system-userspace-packet-type-aware.at \
+		tests/system-route.at \
+		$(SYSTEM_BPF_TESTSUITE_AT) $(COMMON_MACROS_AT)
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
 

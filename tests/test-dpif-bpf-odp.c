@@ -45,6 +45,8 @@
 #include "odp-netlink.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
+#include "openvswitch/match.h"
+#include "openvswitch/ofp-flow.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
 #include "ovstest.h"
@@ -56,6 +58,7 @@ error_name(int error)
 {
     return (error == EINVAL ? "EINVAL"
             : error == E2BIG ? "E2BIG"
+            : error == ENOENT ? "ENOENT"
             : ovs_strerror(error));
 }
 
@@ -324,6 +327,62 @@ test_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
         } else {
             print_translation(&actions);
         }
+        ofpbuf_uninit(&actions);
+    }
+    ds_destroy(&in);
+    exit(exit_code);
+}
+
+/* For each input line "KEY | ACTIONS": whether KEY is the key of a layer 3
+ * flow (dpif_bpf_odp_to_l3_match()), its match if it is, and whether
+ * ACTIONS can run on its packets (dpif_bpf_odp_check_l3_actions()). */
+static void
+test_l3_flows(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    int exit_code = 0;
+    struct ds in;
+
+    ds_init(&in);
+    while (!ds_get_test_line(&in, stdin)) {
+        struct ofpbuf key, mask, actions;
+        char *line = ds_cstr(&in);
+        char *bar = strchr(line, '|');
+        char *error_s = NULL;
+        struct match match;
+        int error;
+
+        if (!bar) {
+            printf("no '|' in the line\n");
+            exit_code = 1;
+            continue;
+        }
+        *bar = '\0';
+        ofpbuf_init(&key, 0);
+        ofpbuf_init(&mask, 0);
+        ofpbuf_init(&actions, 0);
+        if (odp_flow_from_string(line, NULL, &key, &mask, &error_s)
+            || odp_actions_from_string(bar + 1 + strspn(bar + 1, " "), NULL,
+                                       &actions)) {
+            printf("parse error: %s\n", error_s ? error_s : "actions");
+            free(error_s);
+            exit_code = 1;
+        } else {
+            error = dpif_bpf_odp_to_l3_match(key.data, key.size, mask.data,
+                                             mask.size, &match);
+            if (error) {
+                printf("%s\n", error_name(error));
+            } else {
+                char *s = match_to_string(&match, NULL, OFP_DEFAULT_PRIORITY);
+
+                error = dpif_bpf_odp_check_l3_actions(match.flow.packet_type,
+                                                      actions.data,
+                                                      actions.size);
+                printf("%s -> %s\n", s, error ? error_name(error) : "ok");
+                free(s);
+            }
+        }
+        ofpbuf_uninit(&key);
+        ofpbuf_uninit(&mask);
         ofpbuf_uninit(&actions);
     }
     ds_destroy(&in);
@@ -651,8 +710,15 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
             break;
         }
+        case 12:
+            /* decap() of MPLS that carries IP: the layer 3 packet
+             * recirculates in ovs-vswitchd. */
+            nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS, htons(ETH_TYPE_IP));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            break;
         default:
-            if (!put_nsh_case(&b, i - 12, &name)) {
+            if (!put_nsh_case(&b, i - 13, &name)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
@@ -991,6 +1057,7 @@ static const struct ovs_cmdl_command commands[] = {
     { "nsh-keys", NULL, 0, 0, test_nsh_keys, OVS_RO },
     { "actions", NULL, 0, 0, test_actions, OVS_RO },
     { "built-actions", NULL, 0, 0, test_built_actions, OVS_RO },
+    { "l3-flows", NULL, 0, 0, test_l3_flows, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
     { "upcall-csum", NULL, 0, 0, test_upcall_csum, OVS_RO },
     { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
