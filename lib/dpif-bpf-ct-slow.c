@@ -725,6 +725,8 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
     struct ip_header *ip = dp_packet_l3(packet);
     uint8_t *l4 = dp_packet_l4(packet);
     uint8_t *end = dp_packet_tail(packet);
+    bool tcp = p->tuple.ip_proto == IPPROTO_TCP;
+    bool ports = !p->is_icmp && (tcp || p->tuple.ip_proto == IPPROTO_UDP);
     struct ct_dpif_tuple target;
 
     /* The new source of the packet is the other direction's destination,
@@ -732,6 +734,13 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
      * other direction's tuple as it is. */
     if (p->is_error) {
         if (!nat_ports_ok(&p->inner, true, !manip_src, other)) {
+            return 0;
+        }
+    } else if (ports) {
+        /* TCP and UDP (commits with labels): their ports are translated
+         * below, as BPF does, with the L4 checksum. */
+        invert_tuple(other, &target);
+        if (!l4 || end - l4 < (tcp ? TCP_HEADER_LEN : UDP_HEADER_LEN)) {
             return 0;
         }
     } else {
@@ -783,6 +792,15 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
         memcpy(l4 + 2, &c, 2);
     } else if (p->is_icmp && l4 && end - l4 >= 8) {
         set_be16(l4 + 4, other->icmp_id, l4 + 2);
+    } else if (ports) {
+        ovs_be16 sport = manip_src ? target.src_port : p->tuple.src_port;
+        ovs_be16 dport = manip_src ? p->tuple.dst_port : target.dst_port;
+
+        if (tcp) {
+            packet_set_tcp_port(packet, sport, dport);
+        } else {
+            packet_set_udp_port(packet, sport, dport);
+        }
     }
     return manip_src ? CS_SRC_NAT : CS_DST_NAT;
 }
