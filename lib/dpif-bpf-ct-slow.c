@@ -50,9 +50,9 @@
  *     second ct() after NAT finds the connection the first one used.
  *
  * The kernel's trackers never see these packets, so every packet of a
- * connection sets its timeout again: for ICMP and ICMPv6, that of the
- * timeout policy of its commit (icmp_first before a reply, icmp_reply
- * after, dpif-bpf-ct-tp.c), or the kernel's default,
+ * connection sets its timeout again: for ICMP and ICMPv6 (and TCP and
+ * UDP, below), that of the timeout policy of its commit (icmp_first before
+ * a reply, icmp_reply after, dpif-bpf-ct-tp.c), or the kernel's default,
  * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s); for the others
  * _generic_timeout (600 s), which ofproto-dpif gives no policy.
  *
@@ -66,8 +66,11 @@
  * original direction only with commit, as in the kernel datapath.
  *
  * TCP and UDP come here only for a commit with labels; they follow the
- * rules of the BPF ct() (bpf/actions-ct.h): the same timeouts, and a TCP
- * packet that cannot start a connection (SYN-ACK, FIN, RST) is +trk+inv.
+ * rules of the BPF ct() (bpf/actions-ct.h): the same timeouts (of the
+ * connection's timeout policy, or the defaults), a TCP packet that cannot
+ * start a connection (SYN-ACK, FIN, RST) is +trk+inv, and NAT translates
+ * their ports too, within the action's port range (the kernel chooses;
+ * ctnetlink has no "random" or "persistent").
  *
  * Labels.  A connection has labels only if the kernel gave it the labels
  * extension when it created it, which it does (nf_ct_labels_ext_add(), in
