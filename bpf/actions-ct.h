@@ -36,9 +36,10 @@
  *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
  *     has none: +trk+inv, as the kernel's TCP tracker says.
  *
- * ct_zone is the action's zone, ct_mark the connection's mark.  ct_label is
- * always zero: the kfuncs cannot write a connection's labels (and ovs-
- * vswitchd says it has no ct_label).
+ * ct_zone is the action's zone, ct_mark the connection's mark, ct_label
+ * the connection's labels (read from its labels extension, see
+ * ovs_bpf_ct_labels()).  No kfunc writes labels: a commit that sets them
+ * takes the slow path (bpf/ct-slow.h).
  *
  * With commit, a connection that is not there is allocated, if its zone
  * is below its limit (ct_zones, "zone limits" in datapath-abi.h)
@@ -62,6 +63,7 @@
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
@@ -89,11 +91,23 @@
  * why there is no vmlinux.h); "___ovs" keeps it apart from any other
  * definition.  The kfuncs' own types only need to be of the same kind for
  * libbpf to match these declarations with the kernel's. */
+struct nf_ct_ext___ovs {
+    __u8 offset[1];             /* [NF_CT_EXT_NUM], indexed by the id. */
+} __attribute__((preserve_access_index));
+
 struct nf_conn___ovs {
     unsigned long status;
     __u32 mark;
     struct nf_conntrack_tuple_hash___ovs tuplehash[2];
+    struct nf_ct_ext___ovs *ext;
 } __attribute__((preserve_access_index));
+
+/* The id of the labels extension (include/net/netfilter/
+ * nf_conntrack_extend.h), relocated by CO-RE to the running kernel's
+ * value. */
+enum nf_ct_ext_id {
+    NF_CT_EXT_LABELS = 7,
+};
 
 /* struct bpf_ct_opts of Linux 6.6+ (16 bytes, with the zone). */
 struct bpf_ct_opts___ovs {
@@ -159,6 +173,42 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
     nat->dport = other->src.u.all;
     nat->cs = snat != reply ? OVS_BPF_CS_SRC_NAT : OVS_BPF_CS_DST_NAT;
     return true;
+}
+
+/* Copies the labels of connection 'ct' into 'labels' (16 bytes, zero if it
+ * has none), as the kernel's nf_ct_labels_find() finds them: the
+ * connection's extension area 'ct->ext' holds, at byte 'offset[id]' for
+ * each extension it has (0 for one it has not), that extension's data;
+ * the labels extension is a struct nf_conn_labels, 128 bits that are, in
+ * memory, OVS's ovs_u128 ct_label (as the kernel datapath copies them).
+ * A connection gets the extension only when it is created while some user
+ * of labels holds nf_connlabels_get() (net->ct.labels_used): the slow path
+ * makes sure of that (lib/dpif-bpf-ct-slow.c).
+ *
+ * The verifier lets a program follow 'ct->ext' (a PTR_TO_BTF_ID read with
+ * BPF_PROBE_MEM) but not index the flexible 'data' of the extension area
+ * with an offset known only at run time, so the three reads are
+ * bpf_probe_read_kernel() (BPF_CORE_READ and bpf_core_read(), with CO-RE
+ * offsets), whose results are plain scalars and bytes on the stack: a
+ * connection that went away under us (it cannot, we hold a reference)
+ * would give zero labels, never a fault. */
+static __always_inline void
+ovs_bpf_ct_labels(const struct nf_conn___ovs *ct, __u8 labels[16])
+{
+    struct nf_ct_ext___ovs *ext = BPF_CORE_READ(ct, ext);
+    __u8 ofs = 0;
+
+    __builtin_memset(labels, 0, 16);
+    if (!ext
+        || bpf_core_read(&ofs, sizeof ofs,
+                         &ext->offset[bpf_core_enum_value(enum nf_ct_ext_id,
+                                                          NF_CT_EXT_LABELS)])
+        || !ofs) {
+        return;
+    }
+    if (bpf_probe_read_kernel(labels, 16, (const __u8 *) ext + ofs)) {
+        __builtin_memset(labels, 0, 16);
+    }
 }
 
 /* The timeout in ms of state 'st' in timeout policy 'tp', or the kernel's
@@ -279,6 +329,81 @@ ovs_bpf_ct_clear_key(struct ovs_bpf_flow_key *k)
     __builtin_memset(&k->ct_state, 0,
                      __builtin_offsetof(struct ovs_bpf_flow_key, tun_id)
                      - __builtin_offsetof(struct ovs_bpf_flow_key, ct_state));
+}
+
+/* Sets 't' and 'opts' for the lookup of the TCP or UDP packet of 'k' in
+ * 'zone'; returns the length of the tuple. */
+static __always_inline __u32
+ovs_bpf_ct_lookup_args(const struct ovs_bpf_flow_key *k, __u16 zone,
+                       bool ipv6, struct bpf_sock_tuple *t,
+                       struct bpf_ct_opts___ovs *opts)
+{
+    __u32 tlen;
+
+    __builtin_memset(t, 0, sizeof *t);
+    if (ipv6) {
+        __builtin_memcpy(t->ipv6.saddr, k->ipv6_src, 16);
+        __builtin_memcpy(t->ipv6.daddr, k->ipv6_dst, 16);
+        t->ipv6.sport = k->tp_src;
+        t->ipv6.dport = k->tp_dst;
+        tlen = sizeof t->ipv6;
+    } else {
+        t->ipv4.saddr = k->ipv4_src;
+        t->ipv4.daddr = k->ipv4_dst;
+        t->ipv4.sport = k->tp_src;
+        t->ipv4.dport = k->tp_dst;
+        tlen = sizeof t->ipv4;
+    }
+    __builtin_memset(opts, 0, sizeof *opts);
+    opts->netns_id = OVS_BPF_CURRENT_NETNS;
+    opts->l4proto = k->nw_proto;
+    opts->ct_zone_id = zone;
+    opts->ct_zone_dir = OVS_BPF_NF_CT_DEFAULT_ZONE_DIR;
+    return tlen;
+}
+
+/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL) of the packet
+ * of 'k': true if the ct() can run in BPF because it has no labels to
+ * write, its TCP or UDP connection being there with the labels that 'lbl'
+ * sets already (the established packets of a connection that a pipeline
+ * commits with the same labels each time); false if it takes the slow
+ * path, which writes them (and makes the connection if there is none).  A
+ * packet that is not TCP or UDP (or not IP, or a fragment) is for the
+ * slow path, reassembly or +inv as without labels: true. */
+static __always_inline bool
+ovs_bpf_ct_labels_done(struct __sk_buff *skb,
+                       const struct ovs_bpf_flow_key *k,
+                       const struct ovs_bpf_act_ct *act,
+                       const struct ovs_bpf_act_ct_label *lbl)
+{
+    bool ipv6 = k->eth_type == bpf_htons(0x86dd);
+    struct bpf_ct_opts___ovs opts;
+    struct bpf_sock_tuple t;
+    struct nf_conn___ovs *ct;
+    __u64 cur[2], val[2], mask[2];
+    __u32 tlen;
+
+    if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
+        || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
+        || k->nw_frag) {
+        return true;
+    }
+    tlen = ovs_bpf_ct_lookup_args(k, act->zone, ipv6, &t, &opts);
+    ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
+    if (!ct) {
+        return false;
+    }
+    if ((act->flags & OVS_BPF_CT_F_FORCE)
+        && opts.dir == OVS_BPF_IP_CT_DIR_REPLY) {
+        /* force_commit replaces it: a new connection. */
+        bpf_ct_release(ct);
+        return false;
+    }
+    ovs_bpf_ct_labels(ct, (__u8 *) cur);
+    bpf_ct_release(ct);
+    __builtin_memcpy(val, lbl->label, 16);
+    __builtin_memcpy(mask, lbl->mask, 16);
+    return (cur[0] & mask[0]) == val[0] && (cur[1] & mask[1]) == val[1];
 }
 
 /* Takes a place for a new connection in 'zone', if the zone has a limit
@@ -493,25 +618,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         return 0;
     }
 
-    __builtin_memset(&t, 0, sizeof t);
-    if (ipv6) {
-        __builtin_memcpy(t.ipv6.saddr, k->ipv6_src, 16);
-        __builtin_memcpy(t.ipv6.daddr, k->ipv6_dst, 16);
-        t.ipv6.sport = k->tp_src;
-        t.ipv6.dport = k->tp_dst;
-        tlen = sizeof t.ipv6;
-    } else {
-        t.ipv4.saddr = k->ipv4_src;
-        t.ipv4.daddr = k->ipv4_dst;
-        t.ipv4.sport = k->tp_src;
-        t.ipv4.dport = k->tp_dst;
-        tlen = sizeof t.ipv4;
-    }
-    __builtin_memset(&opts, 0, sizeof opts);
-    opts.netns_id = OVS_BPF_CURRENT_NETNS;
-    opts.l4proto = k->nw_proto;
-    opts.ct_zone_id = act.zone;
-    opts.ct_zone_dir = OVS_BPF_NF_CT_DEFAULT_ZONE_DIR;
+    tlen = ovs_bpf_ct_lookup_args(k, act.zone, ipv6, &t, &opts);
 
     reply = false;
     ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
@@ -554,6 +661,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                        | (act.mark & act.mark_mask);
         }
         k->ct_mark = ct->mark;
+        ovs_bpf_ct_labels(ct, k->ct_label);
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
                                       k, replied, false,
                                       ovs_bpf_ct_tp_of(ct, act.zone,
@@ -643,24 +751,40 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 static __always_inline int
 ovs_bpf_act_ct__(struct __sk_buff *skb)
 {
+    const struct ovs_bpf_act_ct_label *lbl = NULL;
     struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
+    struct ovs_bpf_action *a, *arg;
+    __u32 idx, next;
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
         return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
     }
-    if (ovs_bpf_ct_is_slow(&s->key)) {
-        /* ICMP and the other protocols the kfuncs refuse.  The key's
-         * conntrack fields go up as they are: ovs-vswitchd finds the
-         * connection of an earlier ct() of the packet from them. */
+    next = idx + 1;
+    if (a->u.ct.flags & OVS_BPF_CT_F_LABEL) {
+        /* The labels are in the argument slot after this one (see
+         * struct ovs_bpf_act_ct_label), which the translator always puts
+         * there. */
+        arg = ovs_bpf_slot(s, next);
+        if (!arg || next >= s->n_actions
+            || arg->type != OVS_BPF_ACTION_CT_LABEL) {
+            return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+        }
+        lbl = &arg->u.ct_label;
+        next++;
+    }
+    if (ovs_bpf_ct_is_slow(&s->key)
+        || (lbl && !ovs_bpf_ct_labels_done(skb, &s->key, &a->u.ct, lbl))) {
+        /* ICMP and the other protocols the kfuncs refuse, and commits
+         * with labels to write.  The key's conntrack fields go up as they
+         * are: ovs-vswitchd finds the connection of an earlier ct() of the
+         * packet from them. */
         return ovs_bpf_ct_slow_path(skb, s, idx);
     }
     if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
         return TC_ACT_SHOT;
     }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return ovs_bpf_run_actions(skb, s, next);
 }
 
 /* OVS_BPF_ACTION_CT_CLEAR. */

@@ -32,6 +32,12 @@
  * too (the kfuncs cannot look them up): "ct_slow_path" of "ovs-appctl
  * dpif-bpf/show" counts them.
  *
+ * A ct(commit) with labels (OVS_BPF_CT_F_LABEL) of a TCP or UDP packet
+ * takes it too when it has labels to write: no kfunc writes them, and a
+ * connection that bpf_skb_ct_alloc() makes has no room for them (see
+ * lib/dpif-bpf-ct-slow.c).  One whose connection has the labels already
+ * stays in BPF (bpf/actions-ct.h).
+ *
  * Inside a clone(), the copy that the clone's actions work on goes up with
  * the actions up to the end of the clone, and the packet goes on after the
  * clone here, as after a meter that drops the copy. */

@@ -333,7 +333,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(METER, meter)                    /* u.meter */           \
     OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */           \
     OVS_BPF_ACTION(CT, ct)                          /* u.ct */              \
-    OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */
+    OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */       \
+    OVS_BPF_ACTION(CT_LABEL, ct_label)              /* u.ct_label: CT's */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -481,7 +482,14 @@ struct ovs_bpf_act_tunnel {
  * free one.  OVS_BPF_CT_F_NAT_RANDOM chooses the port at random rather
  * than from the flow's hash, OVS_BPF_CT_F_NAT_PERSISTENT the address from
  * the source address only.  A binding of the other IP version than the
- * packet's is not made (the connection is committed without it). */
+ * packet's is not made (the connection is committed without it).
+ *
+ * Labels: with OVS_BPF_CT_F_LABEL (and commit), the next slot is an
+ * OVS_BPF_ACTION_CT_LABEL argument slot (struct ovs_bpf_act_ct_label),
+ * which the ct() program reads and skips: the connection's labels get
+ * 'label' under 'mask'.  The kfuncs cannot write labels, so such a ct() of
+ * TCP or UDP takes the slow path (bpf/ct-slow.h) unless the connection has
+ * those labels already; ctnetlink writes them there. */
 struct ovs_bpf_act_ct {
     __u16 zone;
     __u16 flags;                /* OVS_BPF_CT_F_*. */
@@ -504,6 +512,20 @@ struct ovs_bpf_act_ct {
 #define OVS_BPF_CT_F_NAT_RANDOM (1u << 5)
 #define OVS_BPF_CT_F_NAT_PERSISTENT (1u << 6)
 #define OVS_BPF_CT_F_NAT_IPV6 (1u << 7)     /* 'nat_addr' is IPv6. */
+#define OVS_BPF_CT_F_LABEL (1u << 8)        /* A CT_LABEL slot follows. */
+
+/* OVS_BPF_ACTION_CT_LABEL: the labels of the ct() in the slot before it
+ * (both as OVS's ovs_u128 in memory), never an action of its own.  An
+ * argument slot rather than two more members of struct ovs_bpf_act_ct:
+ * with NAT's 16-byte address, tp_id and the ranges, the ct() argument is
+ * 40 bytes, and 32 more would not fit the 56 of a slot; growing every slot
+ * by 16 bytes would cost every flow 25% more flow-table memory (2.5 KiB
+ * instead of 2 KiB) for an action that few flows have, while the argument
+ * slot costs only the flows that set labels one of their 32 slots. */
+struct ovs_bpf_act_ct_label {
+    __u8 label[16];
+    __u8 mask[16];
+};
 
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
@@ -527,6 +549,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_meter meter;
         struct ovs_bpf_act_tunnel tunnel;
         struct ovs_bpf_act_ct ct;
+        struct ovs_bpf_act_ct_label ct_label;
         __u8 raw[56];
     } u;
 };

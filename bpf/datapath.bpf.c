@@ -308,6 +308,16 @@ ovs_bpf_act_ct_clear(struct __sk_buff *skb)
     return ovs_bpf_act_ct_clear__(skb);
 }
 
+/* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
+ * skips it: a chain that comes to run it is malformed. */
+SEC("tc")
+int
+ovs_bpf_act_ct_label(struct __sk_buff *skb)
+{
+    (void) skb;
+    return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+}
+
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()
  * among them) available only to programs that declare a GPL-compatible
  * license, which "Apache-2.0" is not for the kernel's check. */

@@ -15,8 +15,9 @@
  */
 
 /* The slow path of the BPF datapath's ct() action: ICMP, ICMPv6 and every
- * IP protocol but TCP and UDP, which the conntrack kfuncs refuse
- * (bpf/ct-slow.h sends such packets up, OVS_BPF_UPCALL_CT).
+ * IP protocol but TCP and UDP, which the conntrack kfuncs refuse, and the
+ * commits that write labels, which no kfunc can (bpf/ct-slow.h sends such
+ * packets up, OVS_BPF_UPCALL_CT).
  *
  * The connections are the kernel's, in the same nf_conntrack table as
  * those the BPF programs make (so "dpctl/dump-conntrack", "flush-conntrack"
@@ -49,9 +50,9 @@
  *     second ct() after NAT finds the connection the first one used.
  *
  * The kernel's trackers never see these packets, so every packet of a
- * connection sets its timeout again: for ICMP and ICMPv6, that of the
- * timeout policy of its commit (icmp_first before a reply, icmp_reply
- * after, dpif-bpf-ct-tp.c), or the kernel's default,
+ * connection sets its timeout again: for ICMP and ICMPv6 (and TCP and
+ * UDP, below), that of the timeout policy of its commit (icmp_first before
+ * a reply, icmp_reply after, dpif-bpf-ct-tp.c), or the kernel's default,
  * nf_conntrack_icmp_timeout and _icmpv6_timeout (30 s); for the others
  * _generic_timeout (600 s), which ofproto-dpif gives no policy.
  *
@@ -63,6 +64,32 @@
  * are translated here, an ICMP error's embedded header too (as the
  * kernel's nf_nat_icmp_reply_translation() does); an error in the
  * original direction only with commit, as in the kernel datapath.
+ *
+ * TCP and UDP come here only for a commit with labels; they follow the
+ * rules of the BPF ct() (bpf/actions-ct.h): the same timeouts (of the
+ * connection's timeout policy, or the defaults), a TCP packet that cannot
+ * start a connection (SYN-ACK, FIN, RST) is +trk+inv, and NAT translates
+ * their ports too, within the action's port range (the kernel chooses;
+ * ctnetlink has no "random" or "persistent").
+ *
+ * Labels.  A connection has labels only if the kernel gave it the labels
+ * extension when it created it, which it does (nf_ct_labels_ext_add(), in
+ * nf_conntrack_in() and in ctnetlink's create) only while something in the
+ * network namespace holds nf_connlabels_get() (net->ct.labels_used): the
+ * kernel datapath's ct action with labels, act_ct with labels, an xt
+ * connlabel match or an nftables "ct label set".  This kernel has no
+ * openvswitch module and no act_ct (it needs NF_FLOW_TABLE), so
+ * dpif_bpf_ct_labels_enable() adds an nftables table owned by this process
+ * (NFT_TABLE_F_OWNER: it goes away with the process) holding one rule
+ * "ct label set" in a chain that no hook calls: the rule never runs, its
+ * only effect is the reference.  (The kernel's nft_ct_set_init() also
+ * registers the IPv4 conntrack hooks of the namespace, which track only
+ * packets that go through its IP stack, never the BPF datapath's.)  A
+ * commit with labels then creates its connection here with CTA_LABELS, or
+ * writes them into an existing one.  A connection that a commit without
+ * labels made in BPF (bpf_skb_ct_alloc() adds no extension) has no room
+ * for them: it is replaced by one that ctnetlink creates with the same
+ * tuples, NAT binding, mark, status and timeout, and the labels.
  *
  * A packet for which the kernel refuses a new connection (the table is
  * full) is dropped, as in BPF.  An answer of ctnetlink that makes no sense
@@ -76,9 +103,13 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
@@ -92,7 +123,9 @@
 #include "netlink-socket.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
+#include "ovs-thread.h"
 #include "packets.h"
+#include "socket-util.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_ct_slow);
@@ -103,9 +136,26 @@ COVERAGE_DEFINE(dpif_bpf_ct_slow_error);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
+/* <linux/netfilter.h>'s, which cannot be included with <netinet/in.h>. */
+#define CT_SLOW_NFPROTO_IPV4 2
+
 /* The kernel's default timeout, in seconds, of the protocols that have no
- * timeout policy (ICMP's are in bpf/datapath-abi.h). */
+ * timeout policy (those of ICMP, TCP and UDP are in bpf/datapath-abi.h). */
 #define CT_SLOW_GENERIC_TIMEOUT 600    /* nf_conntrack_generic_timeout */
+/* Those of the BPF ct() for TCP and UDP (bpf/actions-ct.h). */
+#define CT_SLOW_UDP_NEW 30             /* udp_timeout */
+#define CT_SLOW_UDP_EST 120            /* udp_timeout_stream */
+#define CT_SLOW_TCP_NEW 120            /* tcp_timeout_syn_sent */
+#define CT_SLOW_TCP_EST 432000         /* tcp_timeout_established */
+#define CT_SLOW_TCP_FIN 120            /* tcp_timeout_time_wait */
+#define CT_SLOW_TCP_RST 10             /* tcp_timeout_close */
+
+/* ct(commit) with labels: the value and the mask (of the action), as
+ * ctnetlink's CTA_LABELS and CTA_LABELS_MASK take them. */
+struct slow_labels {
+    uint8_t value[16];
+    uint8_t mask[16];
+};
 
 /* What ct() needs to know of a packet. */
 struct slow_pkt {
@@ -403,9 +453,19 @@ ct_get(const struct ct_dpif_tuple *t, uint16_t zone, struct ct_dpif_entry *e)
 
 /* Creates the connection 'orig' in 'zone' with 'timeout' and 'mark', and
  * with the NAT binding that 'act' asks for if 'nat'. */
+static void
+ct_put_labels(struct ofpbuf *msg, const struct slow_labels *l)
+{
+    if (l) {
+        nl_msg_put_unspec(msg, CTA_LABELS, l->value, sizeof l->value);
+        nl_msg_put_unspec(msg, CTA_LABELS_MASK, l->mask, sizeof l->mask);
+    }
+}
+
 static int
 ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
-          uint32_t mark, const struct ovs_bpf_act_ct *act, bool nat)
+          uint32_t mark, const struct ovs_bpf_act_ct *act, bool nat,
+          const struct slow_labels *labels)
 {
     struct ct_dpif_tuple reply;
     struct ofpbuf msg;
@@ -425,8 +485,11 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK, htonl(mark));
     }
     if (nat) {
-        /* The range of addresses, and no port range: an ICMP identifier is
-         * kept unless it clashes, as the kernel datapath does with ICMP. */
+        /* The range of addresses and, for TCP and UDP (commits with
+         * labels), the range of ports, as in BPF; no identifier range: an
+         * ICMP identifier is kept unless it clashes, as the kernel datapath
+         * does with ICMP.  ctnetlink has no "random" or "persistent": the
+         * kernel's own choice within the ranges. */
         size_t ofs = nl_msg_start_nested(&msg,
                                          act->flags & OVS_BPF_CT_F_NAT_SRC
                                          ? CTA_NAT_SRC : CTA_NAT_DST);
@@ -459,8 +522,19 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
             nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP,
                             htonl(ntohl(min) + act->nat_addr_span));
         }
+        if (act->nat_port_min
+            && !is_icmp_proto(orig->l3_type, orig->ip_proto)) {
+            size_t pofs = nl_msg_start_nested(&msg, CTA_NAT_PROTO);
+
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MIN,
+                            htons(act->nat_port_min));
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MAX,
+                            htons(act->nat_port_max));
+            nl_msg_end_nested(&msg, pofs);
+        }
         nl_msg_end_nested(&msg, ofs);
     }
+    ct_put_labels(&msg, labels);
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
@@ -468,15 +542,17 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
 
 /* Changes the connection whose original tuple is 'orig' in 'zone': its
  * timeout, if 'timeout' is not zero; its status to 'status' (IPS_* bits
- * that may only be set), if not zero; its mark under 'mark_mask'. */
+ * that may only be set), if not zero; its mark under 'mark_mask'; its
+ * labels, if 'labels'.  ENOSPC: the connection has no room for labels. */
 static int
 ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
-          uint32_t status, uint32_t mark, uint32_t mark_mask)
+          uint32_t status, uint32_t mark, uint32_t mark_mask,
+          const struct slow_labels *labels)
 {
     struct ofpbuf msg;
     int error;
 
-    if (!timeout && !status && !mark_mask) {
+    if (!timeout && !status && !mark_mask && !labels) {
         return 0;
     }
     ofpbuf_init(&msg, 256);
@@ -493,6 +569,7 @@ ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK, htonl(mark & mark_mask));
         nl_msg_put_be32(&msg, CTA_MARK_MASK, htonl(mark_mask));
     }
+    ct_put_labels(&msg, labels);
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
@@ -651,6 +728,8 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
     struct ip_header *ip = dp_packet_l3(packet);
     uint8_t *l4 = dp_packet_l4(packet);
     uint8_t *end = dp_packet_tail(packet);
+    bool tcp = p->tuple.ip_proto == IPPROTO_TCP;
+    bool ports = !p->is_icmp && (tcp || p->tuple.ip_proto == IPPROTO_UDP);
     struct ct_dpif_tuple target;
 
     /* The new source of the packet is the other direction's destination,
@@ -658,6 +737,13 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
      * other direction's tuple as it is. */
     if (p->is_error) {
         if (!nat_ports_ok(&p->inner, true, !manip_src, other)) {
+            return 0;
+        }
+    } else if (ports) {
+        /* TCP and UDP (commits with labels): their ports are translated
+         * below, as BPF does, with the L4 checksum. */
+        invert_tuple(other, &target);
+        if (!l4 || end - l4 < (tcp ? TCP_HEADER_LEN : UDP_HEADER_LEN)) {
             return 0;
         }
     } else {
@@ -709,6 +795,15 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
         memcpy(l4 + 2, &c, 2);
     } else if (p->is_icmp && l4 && end - l4 >= 8) {
         set_be16(l4 + 4, other->icmp_id, l4 + 2);
+    } else if (ports) {
+        ovs_be16 sport = manip_src ? target.src_port : p->tuple.src_port;
+        ovs_be16 dport = manip_src ? p->tuple.dst_port : target.dst_port;
+
+        if (tcp) {
+            packet_set_tcp_port(packet, sport, dport);
+        } else {
+            packet_set_udp_port(packet, sport, dport);
+        }
     }
     return manip_src ? CS_SRC_NAT : CS_DST_NAT;
 }
@@ -717,14 +812,19 @@ nat_packet(struct dp_packet *packet, struct slow_pkt *p,
 
 static void
 set_md(struct pkt_metadata *md, uint16_t state, uint16_t zone,
-       uint32_t mark, const struct ct_dpif_tuple *orig)
+       uint32_t mark, const ovs_u128 *labels,
+       const struct ct_dpif_tuple *orig)
 {
     ovs_be16 sport, dport;
 
     md->ct_state = state;
     md->ct_zone = zone;
     md->ct_mark = mark;
-    memset(&md->ct_label, 0, sizeof md->ct_label);
+    if (labels) {
+        md->ct_label = *labels;
+    } else {
+        memset(&md->ct_label, 0, sizeof md->ct_label);
+    }
     memset(&md->ct_orig_tuple, 0, sizeof md->ct_orig_tuple);
     md->ct_orig_tuple_ipv6 = false;
     if (!orig) {
@@ -810,22 +910,133 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
     return true;
 }
 
-/* The timeout in seconds of connection 't' of 'zone', 'replied' or not,
- * under timeout policy 'tp_id' (a commit's) or, if that is 0, the policy
- * that its commit gave it. */
+/* The timeout in seconds of connection 't' of 'zone' after its packet
+ * 'flow', under timeout policy 'tp_id' (a commit's) or, if that is 0, the
+ * policy that its commit gave it, as the BPF ct() chooses it
+ * (bpf/actions-ct.h); 'replied' if a packet of its reply direction has
+ * been seen, 'first' if the packet creates it. */
 static uint32_t
 timeout_of(const struct dpif_bpf_obj *obj, const struct ct_dpif_tuple *t,
-           uint16_t zone, uint32_t tp_id, bool replied)
+           uint16_t zone, uint32_t tp_id, const struct flow *flow,
+           bool replied, bool first)
 {
-    if (!is_icmp_proto(t->l3_type, t->ip_proto)) {
+    enum ovs_bpf_ct_tp_state st;
+
+    if (t->ip_proto == IPPROTO_UDP) {
+        st = first ? OVS_BPF_CT_TP_UDP_FIRST
+             : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
+             : OVS_BPF_CT_TP_UDP_SINGLE;
+    } else if (t->ip_proto == IPPROTO_TCP) {
+        st = (flow->tcp_flags & htons(TCP_RST) ? OVS_BPF_CT_TP_TCP_RST
+              : flow->tcp_flags & htons(TCP_FIN) ? OVS_BPF_CT_TP_TCP_FIN
+              : replied ? OVS_BPF_CT_TP_TCP_EST
+              : OVS_BPF_CT_TP_TCP_NEW);
+    } else if (is_icmp_proto(t->l3_type, t->ip_proto)) {
+        st = replied ? OVS_BPF_CT_TP_ICMP_REPLY : OVS_BPF_CT_TP_ICMP_FIRST;
+    } else {
         return CT_SLOW_GENERIC_TIMEOUT;
     }
-    return dpif_bpf_ct_tp_timeout(obj, t, zone, tp_id,
-                                  replied ? OVS_BPF_CT_TP_ICMP_REPLY
-                                          : OVS_BPF_CT_TP_ICMP_FIRST);
+    return dpif_bpf_ct_tp_timeout(obj, t, zone, tp_id, st);
 }
 
-/* Runs the ct() action 'act' on 'packet', whose headers 'flow' describes
+/* The labels of a connection that had 'old' after a commit writes 'l' (if
+ * not null) into them. */
+static ovs_u128
+labels_after(const ovs_u128 *old, const struct slow_labels *l)
+{
+    ovs_u128 new = *old;
+
+    if (l) {
+        uint8_t *b = (uint8_t *) &new;
+
+        for (int i = 0; i < 16; i++) {
+            b[i] = (b[i] & ~l->mask[i]) | (l->value[i] & l->mask[i]);
+        }
+    }
+    return new;
+}
+
+/* Replaces the connection 'e' of 'zone', which has no room for labels (a
+ * commit without labels made it in BPF, where bpf_skb_ct_alloc() adds no
+ * extension), by one that ctnetlink creates, with the labels extension,
+ * with its tuples, NAT binding (IPv4 or IPv6, as BPF makes them), mark and
+ * status,
+ * 'timeout' and 'labels'.  The kernel reports it as a connection that ends
+ * and a new one (ctnetlink events, "conntrack -E"). */
+static int
+ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
+            uint32_t mark, const struct slow_labels *labels)
+{
+    const struct ct_dpif_tuple *r = &e->tuple_reply;
+    bool snat = e->status & CT_DPIF_STATUS_SRC_NAT;
+    bool dnat = e->status & CT_DPIF_STATUS_DST_NAT;
+    bool ports = !is_icmp_proto(r->l3_type, r->ip_proto);
+    struct ct_dpif_tuple inv;
+    struct ofpbuf msg;
+    int error;
+
+    if (!invert_tuple(&e->tuple_orig, &inv)) {
+        return ENOSPC;
+    }
+    error = ct_delete(&e->tuple_orig, zone);
+    if (error && error != ENOENT) {
+        return error;
+    }
+
+    ofpbuf_init(&msg, 512);
+    ct_msg_start(&msg, e->tuple_orig.l3_type, IPCTNL_MSG_CT_NEW,
+                 NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK);
+    ct_put_tuple(&msg, CTA_TUPLE_ORIG, &e->tuple_orig);
+    /* The reply tuple without NAT: the kernel's nf_nat_setup_info()
+     * translates from it (the reverse of the reply tuple is what it takes
+     * for the packet's current tuple), to what the old one had. */
+    ct_put_tuple(&msg, CTA_TUPLE_REPLY, &inv);
+    nl_msg_put_be32(&msg, CTA_TIMEOUT, htonl(timeout));
+    nl_msg_put_be16(&msg, CTA_ZONE, htons(zone));
+    if (mark) {
+        nl_msg_put_be32(&msg, CTA_MARK, htonl(mark));
+    }
+    for (int i = 0; i < 2; i++) {
+        /* The binding to exactly what the reply tuple says: for SNAT its
+         * destination, for DNAT its source. */
+        bool src = i == 0;
+        const union ct_dpif_inet_addr *ip = src ? &r->dst : &r->src;
+        ovs_be16 port = src ? r->dst_port : r->src_port;
+        size_t ofs, pofs;
+
+        if (!(src ? snat : dnat)) {
+            continue;
+        }
+        ofs = nl_msg_start_nested(&msg, src ? CTA_NAT_SRC : CTA_NAT_DST);
+        if (r->l3_type == AF_INET6) {
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &ip->in6);
+            nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &ip->in6);
+        } else {
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, ip->ip);
+            nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, ip->ip);
+        }
+        if (ports) {
+            pofs = nl_msg_start_nested(&msg, CTA_NAT_PROTO);
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MIN, port);
+            nl_msg_put_be16(&msg, CTA_PROTONAT_PORT_MAX, port);
+            nl_msg_end_nested(&msg, pofs);
+        }
+        nl_msg_end_nested(&msg, ofs);
+    }
+    ct_put_labels(&msg, labels);
+    error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    if (!error && e->status & CT_DPIF_STATUS_SEEN_REPLY) {
+        error = ct_update(&e->tuple_orig, zone, 0,
+                          IPS_CONFIRMED | IPS_SEEN_REPLY
+                          | (e->status & CT_DPIF_STATUS_ASSURED
+                             ? IPS_ASSURED : 0), 0, 0, NULL);
+    }
+    return error;
+}
+
+/* Runs the ct() action 'act', with labels 'lbl' if it sets them (else
+ * NULL), on 'packet', whose headers 'flow' describes
  * and whose metadata holds the conntrack fields that the packet had
  * before the action: sets them as the action does.  Returns true if the
  * packet goes on to the actions after the ct(), false if it is dropped
@@ -833,6 +1044,7 @@ timeout_of(const struct dpif_bpf_obj *obj, const struct ct_dpif_tuple *t,
 bool
 dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                          const struct ovs_bpf_act_ct *act,
+                         const struct ovs_bpf_act_ct_label *lbl,
                          struct dp_packet *packet, const struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
@@ -842,12 +1054,20 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
     const struct ct_dpif_tuple *orig;
     uint16_t state = CS_TRACKED;
     uint16_t zone = act->zone;
+    const struct slow_labels *labels = NULL;
+    ovs_u128 label = OVS_U128_ZERO;
+    struct slow_labels l;
     struct ct_dpif_entry e;
     struct slow_pkt p;
     uint32_t mark = 0;
     int error;
 
     COVERAGE_INC(dpif_bpf_ct_slow_path);
+    if (commit && lbl) {
+        memcpy(l.value, lbl->label, sizeof l.value);
+        memcpy(l.mask, lbl->mask, sizeof l.mask);
+        labels = &l;
+    }
     memset(&e, 0, sizeof e);
     if (!parse_packet(packet, flow, &p)) {
         goto invalid;
@@ -935,12 +1155,22 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
         } else {
             state |= replied ? CS_ESTABLISHED : CS_NEW;
         }
+        uint32_t timeout = timeout_of(obj, &e.tuple_orig, zone, 0, flow,
+                                      replied || reply, false);
+
         mark = (e.mark & ~mask) | (act->mark & mask);
+        label = labels_after(&e.labels, labels);
         /* An error does not keep its connection alive. */
-        error = ct_update(&e.tuple_orig, zone,
-                          related ? 0 : timeout_of(obj, &e.tuple_orig, zone,
-                                                   0, replied || reply),
-                          status, act->mark, mask);
+        error = ct_update(&e.tuple_orig, zone, related ? 0 : timeout,
+                          status, act->mark, mask, labels);
+        if (error == ENOSPC && labels) {
+            /* Made in BPF, without room for labels. */
+            error = ct_recreate(&e, zone, timeout, mark, labels);
+            if (!error && status) {
+                error = ct_update(&e.tuple_orig, zone, 0, status, 0, 0,
+                                  NULL);
+            }
+        }
         if (error == ENOENT) {
             /* It expired since the lookup: the state above was true
              * when the packet was looked up. */
@@ -960,6 +1190,13 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
             /* Only a request starts an ICMP connection. */
             goto invalid;
         }
+        if (p.tuple.ip_proto == IPPROTO_TCP
+            && (flow->tcp_flags & htons(TCP_FIN | TCP_RST)
+                || ((flow->tcp_flags & htons(TCP_SYN | TCP_ACK))
+                    == htons(TCP_SYN | TCP_ACK)))) {
+            /* As in BPF: a TCP packet that cannot start a connection. */
+            goto invalid;
+        }
         state |= CS_NEW;
         orig = &p.tuple;
         if (commit) {
@@ -972,10 +1209,11 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                 return false;
             }
             mark = act->mark & act->mark_mask;
+            label = labels_after(&label, labels);
             error = ct_create(&p.tuple, zone,
                               timeout_of(obj, &p.tuple, zone, act->tp_id,
-                                         false),
-                              mark, act, nat);
+                                         flow, false, true),
+                              mark, act, nat, labels);
             if (!error) {
                 dpif_bpf_ct_tp_conn_set(obj, &p.tuple, zone, act->tp_id);
             } else if (reserved > 0) {
@@ -992,6 +1230,8 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
             /* EEXIST: another handler thread committed it since the
              * lookup, which is what commit asks for. */
             if (nat || error == EEXIST) {
+                bool exists = error == EEXIST;
+
                 /* Its NAT binding, as the kernel chose it. */
                 error = ct_get(&p.tuple, zone, &e);
                 if (error) {
@@ -1002,6 +1242,19 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                     goto invalid;
                 }
                 orig = &e.tuple_orig;
+                if (exists) {
+                    /* Someone else's: its mark and labels, and ours. */
+                    mark = (e.mark & ~act->mark_mask)
+                           | (act->mark & act->mark_mask);
+                    label = labels_after(&e.labels, labels);
+                    if (labels) {
+                        error = ct_update(&e.tuple_orig, zone, 0, 0,
+                                          act->mark, act->mark_mask, labels);
+                        if (error) {
+                            goto error;
+                        }
+                    }
+                }
             }
         }
     }
@@ -1025,7 +1278,7 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
             state |= cs;
         }
     }
-    set_md(md, state, zone, mark, orig);
+    set_md(md, state, zone, mark, &label, orig);
     ct_dpif_entry_uninit(&e);
     return true;
 
@@ -1035,7 +1288,193 @@ error:
                  "+trk+inv", ovs_strerror(error));
 invalid:
     COVERAGE_INC(dpif_bpf_ct_slow_invalid);
-    set_md(md, CS_TRACKED | CS_INVALID, zone, 0, NULL);
+    set_md(md, CS_TRACKED | CS_INVALID, zone, 0, NULL, NULL);
     ct_dpif_entry_uninit(&e);
     return true;
+}
+
+/* Room for labels (see the comment at the top of this file). */
+
+/* Appends to 'batch' one nfnetlink message of 'type' with 'flags' and
+ * sequence number 'seq', for 'family', whose attributes are in 'attrs' (or
+ * none); 'res_id' is the nfgenmsg's (the subsystem, for a batch begin or
+ * end). */
+static void
+nft_put_msg(struct ofpbuf *batch, uint16_t type, uint16_t flags,
+            uint32_t seq, uint8_t family, uint16_t res_id,
+            const struct ofpbuf *attrs)
+{
+    struct ofpbuf msg;
+    struct nlmsghdr *nlh;
+    struct nfgenmsg *nfm;
+
+    ofpbuf_init(&msg, 256);
+    nl_msg_put_nlmsghdr(&msg, sizeof *nfm, type, NLM_F_REQUEST | flags);
+    nfm = nl_msg_put_uninit(&msg, sizeof *nfm);
+    nfm->nfgen_family = family;
+    nfm->version = NFNETLINK_V0;
+    nfm->res_id = htons(res_id);
+    if (attrs) {
+        ofpbuf_put(&msg, attrs->data, attrs->size);
+    }
+    nlh = msg.data;
+    nlh->nlmsg_len = msg.size;
+    nlh->nlmsg_seq = seq;
+    ofpbuf_put(batch, msg.data, msg.size);
+    ofpbuf_uninit(&msg);
+}
+
+/* One nftables expression 'name' with the attributes in 'data'. */
+static void
+nft_put_expr(struct ofpbuf *msg, const char *name, const struct ofpbuf *data)
+{
+    size_t elem = nl_msg_start_nested(msg, NFTA_LIST_ELEM);
+    size_t ofs;
+
+    nl_msg_put_string(msg, NFTA_EXPR_NAME, name);
+    ofs = nl_msg_start_nested(msg, NFTA_EXPR_DATA);
+    ofpbuf_put(msg, data->data, data->size);
+    nl_msg_end_nested(msg, ofs);
+    nl_msg_end_nested(msg, elem);
+}
+
+/* The socket that owns the table: closing it (the process ends) deletes
+ * the table, and with it the labels reference. */
+static int labels_sock = -1;
+
+static int
+ct_labels_enable__(void)
+{
+    struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+    struct timeval tv = { .tv_sec = 5 };
+    static const uint8_t zero_labels[16];
+    struct ofpbuf batch, attrs, data;
+    char table[32];
+    uint32_t seq = 1;
+    int fd, acks, error = 0;
+    size_t ofs;
+
+    fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    if (fd < 0) {
+        return errno;
+    }
+    if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0
+        || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+        error = errno;
+        close(fd);
+        return error;
+    }
+    /* One table per process, so that two ovs-vswitchd in one namespace
+     * (a test restarting it) do not share one. */
+    snprintf(table, sizeof table, "ovs_bpf_labels_%ld", (long) getpid());
+
+    ofpbuf_init(&batch, 1024);
+    ofpbuf_init(&attrs, 256);
+    ofpbuf_init(&data, 64);
+    nft_put_msg(&batch, NFNL_MSG_BATCH_BEGIN, 0, seq++, AF_UNSPEC,
+                NFNL_SUBSYS_NFTABLES, NULL);
+
+    nl_msg_put_string(&attrs, NFTA_TABLE_NAME, table);
+    nl_msg_put_be32(&attrs, NFTA_TABLE_FLAGS, htonl(NFT_TABLE_F_OWNER));
+    nft_put_msg(&batch, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWTABLE,
+                NLM_F_CREATE | NLM_F_ACK, seq++, CT_SLOW_NFPROTO_IPV4, 0,
+                &attrs);
+
+    ofpbuf_clear(&attrs);
+    nl_msg_put_string(&attrs, NFTA_CHAIN_TABLE, table);
+    nl_msg_put_string(&attrs, NFTA_CHAIN_NAME, "labels");
+    nft_put_msg(&batch, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWCHAIN,
+                NLM_F_CREATE | NLM_F_ACK, seq++, CT_SLOW_NFPROTO_IPV4, 0,
+                &attrs);
+
+    /* "ct label set 0": an immediate into register 1 (128 bits), and the
+     * ct expression that would set the labels from it.  Its init takes
+     * nf_connlabels_get() for all 128 bits. */
+    ofpbuf_clear(&attrs);
+    nl_msg_put_string(&attrs, NFTA_RULE_TABLE, table);
+    nl_msg_put_string(&attrs, NFTA_RULE_CHAIN, "labels");
+    ofs = nl_msg_start_nested(&attrs, NFTA_RULE_EXPRESSIONS);
+    nl_msg_put_be32(&data, NFTA_IMMEDIATE_DREG, htonl(NFT_REG_1));
+    {
+        size_t d = nl_msg_start_nested(&data, NFTA_IMMEDIATE_DATA);
+
+        nl_msg_put_unspec(&data, NFTA_DATA_VALUE, zero_labels,
+                          sizeof zero_labels);
+        nl_msg_end_nested(&data, d);
+    }
+    nft_put_expr(&attrs, "immediate", &data);
+    ofpbuf_clear(&data);
+    nl_msg_put_be32(&data, NFTA_CT_KEY, htonl(NFT_CT_LABELS));
+    nl_msg_put_be32(&data, NFTA_CT_SREG, htonl(NFT_REG_1));
+    nft_put_expr(&attrs, "ct", &data);
+    nl_msg_end_nested(&attrs, ofs);
+    nft_put_msg(&batch, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE,
+                NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, seq++,
+                CT_SLOW_NFPROTO_IPV4, 0, &attrs);
+
+    nft_put_msg(&batch, NFNL_MSG_BATCH_END, 0, seq++, AF_UNSPEC,
+                NFNL_SUBSYS_NFTABLES, NULL);
+
+    if (send(fd, batch.data, batch.size, 0) != batch.size) {
+        error = errno ? errno : EPROTO;
+    }
+
+    /* An ack (an NLMSG_ERROR of 0) for each of the three messages, or the
+     * first error. */
+    for (acks = 0; !error && acks < 3; ) {
+        uint32_t buf[1024];     /* Aligned for struct nlmsghdr. */
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        struct nlmsghdr *nlh;
+        size_t left;
+
+        if (n < 0) {
+            error = errno == EAGAIN ? ETIMEDOUT : errno;
+            break;
+        }
+        left = n;
+        for (nlh = (struct nlmsghdr *) buf; NLMSG_OK(nlh, left);
+             nlh = NLMSG_NEXT(nlh, left)) {
+            if (nlh->nlmsg_type == NLMSG_ERROR) {
+                const struct nlmsgerr *err = NLMSG_DATA(nlh);
+
+                if (err->error) {
+                    error = -err->error;
+                    break;
+                }
+                acks++;
+            }
+        }
+    }
+
+    ofpbuf_uninit(&batch);
+    ofpbuf_uninit(&attrs);
+    ofpbuf_uninit(&data);
+    if (error) {
+        close(fd);
+        return error;
+    }
+    labels_sock = fd;
+    return 0;
+}
+
+int
+dpif_bpf_ct_labels_enable(void)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+    static int error;
+
+    if (ovsthread_once_start(&once)) {
+        error = ct_labels_enable__();
+        if (error) {
+            VLOG_WARN("no conntrack labels (ct_label): cannot add the "
+                      "nftables rule that gives new connections room for "
+                      "them (%s)", ovs_strerror(error));
+        } else {
+            VLOG_INFO("conntrack labels: nftables table "
+                      "\"ip ovs_bpf_labels_%ld\" holds the labels of this "
+                      "network namespace's connections", (long) getpid());
+        }
+        ovsthread_once_done(&once);
+    }
+    return error;
 }

@@ -16,7 +16,8 @@
 
 /* The slow path of the BPF datapath's ct(): connection tracking, in the
  * kernel's nf_conntrack through ctnetlink, of the packets that the
- * conntrack kfuncs cannot track (see bpf/ct-slow.h). */
+ * conntrack kfuncs cannot track, and of the commits that write labels (see
+ * bpf/ct-slow.h). */
 
 #ifndef DPIF_BPF_CT_SLOW_H
 #define DPIF_BPF_CT_SLOW_H 1
@@ -27,9 +28,18 @@ struct dp_packet;
 struct dpif_bpf_obj;
 struct flow;
 struct ovs_bpf_act_ct;
+struct ovs_bpf_act_ct_label;
 
+/* The ct() 'act' and, if it has OVS_BPF_CT_F_LABEL, its labels 'lbl' (the
+ * argument slot after it), else NULL. */
 bool dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *,
                               const struct ovs_bpf_act_ct *,
+                              const struct ovs_bpf_act_ct_label *,
                               struct dp_packet *, const struct flow *);
+
+/* Makes the kernel give the connections created from now on in this
+ * process's network namespace room for labels, for as long as the process
+ * lives.  Returns 0 or an errno value (then the datapath has no labels). */
+int dpif_bpf_ct_labels_enable(void);
 
 #endif /* dpif-bpf-ct-slow.h */

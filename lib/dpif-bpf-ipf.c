@@ -259,13 +259,15 @@ ct_md_invalid(struct dp_packet *packet, uint16_t zone)
 }
 
 /* Tracks the reassembled packet 'packet' in the kernel's conntrack as ct()
- * 'act' does in BPF, and sets its conntrack metadata (and its headers, if
+ * 'act' (with labels 'lbl', or NULL) does in BPF, and sets its conntrack
+ * metadata (and its headers, if
  * NAT changed them) from the result.  A packet that the ct action would drop
  * (a commit that the kernel refuses) is +trk+inv: ipf owns it, and it stands
  * for fragments that would otherwise go on half-tracked. */
 static void
 ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
-               const struct ovs_bpf_act_ct *act)
+               const struct ovs_bpf_act_ct *act,
+               const struct ovs_bpf_act_ct_label *lbl)
 {
     uint8_t hdr[DP_BPF_CT_REASS_MAX_HDR];
     struct ovs_bpf_flow_key mask;
@@ -302,10 +304,12 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
         memcpy(&flags, l4 + 12, 2);
         flow.tcp_flags = flags & htons(0x0fff);
     }
-    if (flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP) {
-        /* The conntrack kfuncs track TCP and UDP only: ICMP and the other
-         * protocols take the ct slow path, here as for whole packets. */
-        if (!dpif_bpf_ct_slow_execute(dp->obj, act, packet, &flow)) {
+    if ((flow.nw_proto != IPPROTO_TCP && flow.nw_proto != IPPROTO_UDP)
+        || lbl) {
+        /* The conntrack kfuncs track TCP and UDP only, and write no
+         * labels: ICMP, the other protocols and commits with labels take
+         * the ct slow path, here as for whole packets. */
+        if (!dpif_bpf_ct_slow_execute(dp->obj, act, lbl, packet, &flow)) {
             ct_md_invalid(packet, act->zone);
         }
         return;
@@ -364,6 +368,7 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
     struct dp_packet_batch oversize;
+    const struct ovs_bpf_act_ct_label *lbl = NULL;
     struct ovs_bpf_act_ct act;
     struct dp_packet *packet;
     size_t n = batch->count, i;
@@ -374,10 +379,19 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
     if (!batch->count || !packet_is_frag(batch->packets[0], &dl_type)
         || dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
                                    slots, &n_slots)
-        || n_slots != 1 || slots[0].type != OVS_BPF_ACTION_CT) {
+        || !n_slots || slots[0].type != OVS_BPF_ACTION_CT) {
         return false;
     }
     act = slots[0].u.ct;
+    if (act.flags & OVS_BPF_CT_F_LABEL) {
+        /* The labels' argument slot (struct ovs_bpf_act_ct_label). */
+        if (n_slots != 2 || slots[1].type != OVS_BPF_ACTION_CT_LABEL) {
+            return false;
+        }
+        lbl = &slots[1].u.ct_label;
+    } else if (n_slots != 1) {
+        return false;
+    }
     COVERAGE_ADD(dpif_bpf_ipf_frag, batch->count);
 
     /* Fragments that no reassembly can complete are +trk+inv at once,
@@ -412,7 +426,7 @@ dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
             /* A fragment that ipf did not take. */
             ct_md_invalid(packet, act.zone);
         } else {
-            ct_reassembled(dp, packet, &act);
+            ct_reassembled(dp, packet, &act, lbl);
         }
     }
     ipf_postprocess_conntrack(dp->ipf, batch, now, dl_type);

@@ -31,6 +31,7 @@
 #include "openvswitch/match.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
+#include "ovs-atomic.h"
 #include "packets.h"
 #include "util.h"
 
@@ -57,6 +58,26 @@ BUILD_ASSERT_DECL(OVS_BPF_USERDATA_LEN == sizeof(struct user_action_cookie));
 #define BPF_TCP_FLAGS_MASK 0x0fff
 #define BPF_IPV6_LABEL_MASK IPV6_LABEL_MASK
 
+/* True if ct() may write and flows may match conntrack labels: the slow
+ * path made this process's network namespace give new connections room
+ * for labels (dpif_bpf_ct_labels_enable()). */
+static atomic_bool ct_labels = false;
+
+void
+dpif_bpf_odp_set_ct_labels(bool enabled)
+{
+    atomic_store_relaxed(&ct_labels, enabled);
+}
+
+bool
+dpif_bpf_odp_ct_labels(void)
+{
+    bool enabled;
+
+    atomic_read_relaxed(&ct_labels, &enabled);
+    return enabled;
+}
+
 void
 dpif_bpf_odp_support(struct odp_support *support)
 {
@@ -66,14 +87,16 @@ dpif_bpf_odp_support(struct odp_support *support)
     support->recirc = true;
     /* Conntrack: the ct() action of the BPF programs sets ct_state, ct_zone,
      * ct_mark and the original direction tuple from the kernel's
-     * nf_conntrack (bpf/actions-ct.h).  Not ct_label: the conntrack kfuncs
-     * cannot write a connection's labels.  The NAT bits of ct_state: the
-     * ct() action does IPv4 and IPv6 NAT (bpf/ct-nat.h).  No ND
-     * extensions: the BPF key has no field for them. */
+     * nf_conntrack (bpf/actions-ct.h).  ct_label if the slow path, which
+     * writes labels through ctnetlink, could make room for them (see
+     * dpif_bpf_ct_labels_enable()).  The NAT bits of ct_state: the ct()
+     * action does IPv4 and IPv6 NAT (bpf/ct-nat.h).  No ND extensions: the
+     * BPF key has no field for them. */
     support->ct_state = true;
     support->ct_state_nat = true;
     support->ct_zone = true;
     support->ct_mark = true;
+    support->ct_label = dpif_bpf_odp_ct_labels();
     support->ct_orig_tuple = true;
     support->ct_orig_tuple6 = true;
 }
@@ -209,6 +232,10 @@ flow_fields_to_bpf(const struct flow *f, enum key_layout layout,
     k->ct_nw_proto = f->ct_nw_proto;
     k->ct_zone = f->ct_zone;
     k->ct_mark = f->ct_mark;
+    if (dpif_bpf_odp_ct_labels()) {
+        /* Otherwise not a field of the BPF key: check_unsupported(). */
+        memcpy(k->ct_label, &f->ct_label, 16);
+    }
     k->ct_nw_src = f->ct_nw_src;
     k->ct_nw_dst = f->ct_nw_dst;
     memcpy(k->ct_ipv6_src, &f->ct_ipv6_src, 16);
@@ -280,6 +307,9 @@ bpf_fields_to_flow(const struct ovs_bpf_flow_key *k, enum key_layout layout,
     f->ct_nw_proto = k->ct_nw_proto;
     f->ct_zone = k->ct_zone;
     f->ct_mark = k->ct_mark;
+    if (dpif_bpf_odp_ct_labels()) {
+        memcpy(&f->ct_label, k->ct_label, 16);
+    }
     f->ct_nw_src = k->ct_nw_src;
     f->ct_nw_dst = k->ct_nw_dst;
     memcpy(&f->ct_ipv6_src, k->ct_ipv6_src, 16);
@@ -327,12 +357,13 @@ and_bytes(void *dst_, const void *mask_, size_t n)
 
 /* Checks the fields of 'm' (the mask of 'flow') that the BPF key cannot
  * hold.  Some are metadata that a packet of the BPF datapath never has: no
- * conntrack label, no tunnel options (Geneve TLVs, GBP, ERSPAN, GTP-U: its
- * tunnel ports are VXLAN devices).  They are always zero, so matching them
- * with zero,
- * which exact-match keys do (see flow_wildcards_init_for_packet()), matches
- * every packet and is accepted.  Every other field must be wildcarded.
- * Clears the accepted fields from 'm'. */
+ * conntrack label unless the slow path can write labels
+ * (dpif_bpf_ct_labels_enable()), no tunnel options (Geneve TLVs, GBP,
+ * ERSPAN, GTP-U: its tunnel ports are VXLAN devices).  They are always
+ * zero, so matching them with zero, which exact-match keys do (see
+ * flow_wildcards_init_for_packet()), matches every packet and is accepted.
+ * Every other field must be wildcarded.  Clears the accepted fields from
+ * 'm'. */
 static bool
 check_unsupported(const struct flow *flow, struct flow *m)
 {
@@ -344,7 +375,7 @@ check_unsupported(const struct flow *flow, struct flow *m)
     /* Not a field: the table that gives the option layout. */
     m->tunnel.metadata.tab = NULL;
     if (!ZERO_UNDER_MASK(tunnel)
-        || !ZERO_UNDER_MASK(ct_label)) {
+        || (!dpif_bpf_odp_ct_labels() && !ZERO_UNDER_MASK(ct_label))) {
         return false;
     }
 #undef ZERO_UNDER_MASK
@@ -1470,8 +1501,10 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 
 /* Translates ct() action 'a' (OVS_ACTION_ATTR_CT).  What the BPF ct()
  * cannot do is refused with EINVAL, so that ofproto's probes and
- * "dpctl/add-flow" see it: labels (the kfuncs cannot write them), ALG
- * helpers, and the NAT that xlate_ct_nat() refuses. */
+ * "dpctl/add-flow" see it: labels if the slow path cannot write them
+ * (dpif_bpf_ct_labels_enable() failed), ALG helpers, and the NAT that
+ * xlate_ct_nat() refuses.  A ct() with labels takes two slots: its own and
+ * the argument slot of the labels after it (struct ovs_bpf_act_ct_label). */
 static int
 xlate_ct(struct act_xlate *x, const struct nlattr *a)
 {
@@ -1482,7 +1515,11 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
         [OVS_CT_ATTR_MARK] = { .type = NL_A_UNSPEC, .optional = true,
                                .min_len = 2 * sizeof(uint32_t),
                                .max_len = 2 * sizeof(uint32_t) },
-        [OVS_CT_ATTR_LABELS] = { .type = NL_A_UNSPEC, .optional = true },
+        [OVS_CT_ATTR_LABELS] = { .type = NL_A_UNSPEC, .optional = true,
+                                 .min_len = sizeof(struct ovs_key_ct_labels)
+                                            * 2,
+                                 .max_len = sizeof(struct ovs_key_ct_labels)
+                                            * 2 },
         [OVS_CT_ATTR_HELPER] = { .type = NL_A_STRING, .optional = true },
         [OVS_CT_ATTR_NAT] = { .type = NL_A_UNSPEC, .optional = true },
         [OVS_CT_ATTR_EVENTMASK] = { .type = NL_A_U32, .optional = true },
@@ -1493,7 +1530,8 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     bool commit, force;
 
     if (!nl_parse_nested(a, policy, attrs, ARRAY_SIZE(attrs))
-        || attrs[OVS_CT_ATTR_LABELS] || attrs[OVS_CT_ATTR_HELPER]) {
+        || (attrs[OVS_CT_ATTR_LABELS] && !dpif_bpf_odp_ct_labels())
+        || attrs[OVS_CT_ATTR_HELPER]) {
         return EINVAL;
     }
     commit = attrs[OVS_CT_ATTR_COMMIT] != NULL;
@@ -1501,8 +1539,9 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
     if (commit && force) {
         return EINVAL;          /* As the kernel datapath. */
     }
-    if (attrs[OVS_CT_ATTR_MARK] && !commit && !force) {
-        return EINVAL;          /* A mark is set by a commit only. */
+    if ((attrs[OVS_CT_ATTR_MARK] || attrs[OVS_CT_ATTR_LABELS])
+        && !commit && !force) {
+        return EINVAL;          /* A mark or labels by a commit only. */
     }
 
     /* The eventmask (which ctnetlink events a commit sends) is accepted and
@@ -1540,7 +1579,29 @@ xlate_ct(struct act_xlate *x, const struct nlattr *a)
         }
     }
     if (attrs[OVS_CT_ATTR_NAT]) {
-        return xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
+        int error = xlate_ct_nat(s, attrs[OVS_CT_ATTR_NAT]);
+
+        if (error) {
+            return error;
+        }
+    }
+    if (attrs[OVS_CT_ATTR_LABELS]) {
+        /* struct { ovs_u128 value, mask; }, as odp-util puts it. */
+        const uint8_t *labels = nl_attr_get(attrs[OVS_CT_ATTR_LABELS]);
+
+        if (!is_all_zeros(labels + 16, 16)) {
+            struct ovs_bpf_act_ct_label *l;
+
+            /* The flag first: 's' is no longer written once the argument
+             * slot is taken (in a list too long for the slots, both are
+             * the same stand-in). */
+            s->u.ct.flags |= OVS_BPF_CT_F_LABEL;
+            l = &new_slot(x, OVS_BPF_ACTION_CT_LABEL)->u.ct_label;
+            for (int i = 0; i < 16; i++) {
+                l->label[i] = labels[i] & labels[16 + i];
+                l->mask[i] = labels[16 + i];
+            }
+        }
     }
     return 0;
 }
@@ -1911,6 +1972,20 @@ dpif_bpf_odp_check_l3_actions(ovs_be32 packet_type,
 
 /* Formatting. */
 
+/* A conntrack label, 16 bytes as OVS's ovs_u128 in memory, in hex. */
+static void
+format_u128(struct ds *s, const uint8_t bytes[16])
+{
+    ovs_u128 v;
+
+    memcpy(&v, bytes, sizeof v);
+    if (v.u64.hi) {
+        ds_put_format(s, "0x%"PRIx64"%016"PRIx64, v.u64.hi, v.u64.lo);
+    } else {
+        ds_put_format(s, "0x%"PRIx64, v.u64.lo);
+    }
+}
+
 /* Formats the nat(src|dst=...) of ct() action 'ct'. */
 static void
 format_ct_nat(struct ds *s, const struct ovs_bpf_act_ct *ct)
@@ -2085,6 +2160,15 @@ dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *k,
     format_uint(s, "ct_state", k->ct_state, m->ct_state, UINT8_MAX, true);
     format_uint(s, "ct_zone", k->ct_zone, m->ct_zone, UINT16_MAX, true);
     format_uint(s, "ct_mark", k->ct_mark, m->ct_mark, UINT32_MAX, true);
+    if (!is_all_zeros(m->ct_label, 16)) {
+        ds_put_cstr(s, "ct_label=");
+        format_u128(s, k->ct_label);
+        if (!is_all_ones(m->ct_label, 16)) {
+            ds_put_char(s, '/');
+            format_u128(s, m->ct_label);
+        }
+        ds_put_char(s, ',');
+    }
     format_uint(s, "ct_nw_proto", k->ct_nw_proto, m->ct_nw_proto, UINT8_MAX,
                 false);
     format_ipv4(s, "ct_nw_src", k->ct_nw_src, m->ct_nw_src);
@@ -2292,12 +2376,30 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             if (a->u.ct.tp_id) {
                 ds_put_format(s, ",timeout=%"PRIu32, a->u.ct.tp_id);
             }
+            if (a->u.ct.flags & OVS_BPF_CT_F_LABEL && i + 1 < n
+                && slots[i + 1].type == OVS_BPF_ACTION_CT_LABEL) {
+                /* The argument slot after it, shown as part of it. */
+                const struct ovs_bpf_act_ct_label *l = &slots[++i].u.ct_label;
+
+                ds_put_cstr(s, ",label=");
+                format_u128(s, l->label);
+                ds_put_char(s, '/');
+                format_u128(s, l->mask);
+            }
             if (a->u.ct.flags & (OVS_BPF_CT_F_NAT_SRC
                                  | OVS_BPF_CT_F_NAT_DST)) {
                 format_ct_nat(s, &a->u.ct);
             } else if (a->u.ct.flags & OVS_BPF_CT_F_NAT) {
                 ds_put_cstr(s, ",nat");
             }
+            ds_put_char(s, ')');
+            break;
+        case OVS_BPF_ACTION_CT_LABEL:
+            /* Not after a ct() with labels: shown as it is. */
+            ds_put_cstr(s, "(");
+            format_u128(s, a->u.ct_label.label);
+            ds_put_char(s, '/');
+            format_u128(s, a->u.ct_label.mask);
             ds_put_char(s, ')');
             break;
         case OVS_BPF_ACTION_END:
@@ -2331,7 +2433,7 @@ dpif_bpf_key_meta_to_md(const uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN],
     md->ct_state = k.ct_state;
     md->ct_zone = k.ct_zone;
     md->ct_mark = k.ct_mark;
-    memset(&md->ct_label, 0, sizeof md->ct_label);
+    memcpy(&md->ct_label, k.ct_label, sizeof md->ct_label);
     memset(&md->ct_orig_tuple, 0, sizeof md->ct_orig_tuple);
     md->ct_orig_tuple_ipv6 = false;
     if (!k.ct_state || !k.ct_nw_proto) {
@@ -2376,6 +2478,9 @@ dpif_bpf_md_to_key_meta(const struct pkt_metadata *md,
     k.ct_state = md->ct_state;
     k.ct_zone = md->ct_state ? md->ct_zone : 0;
     k.ct_mark = md->ct_state ? md->ct_mark : 0;
+    if (md->ct_state) {
+        memcpy(k.ct_label, &md->ct_label, 16);
+    }
     if (md->ct_state && md->ct_orig_tuple_ipv6) {
         const struct ovs_key_ct_tuple_ipv6 *t = &md->ct_orig_tuple.ipv6;
 

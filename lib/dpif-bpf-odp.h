@@ -72,6 +72,12 @@ struct ofpbuf;
  * with these settings are accepted by dpif_bpf_odp_to_key(). */
 void dpif_bpf_odp_support(struct odp_support *);
 
+/* Whether the datapath has conntrack labels (ct(label=...) and flows that
+ * match ct_label): set once the slow path made room for them, see
+ * dpif_bpf_ct_labels_enable(). */
+void dpif_bpf_odp_set_ct_labels(bool enabled);
+bool dpif_bpf_odp_ct_labels(void);
+
 /* Keys and masks. */
 
 /* Makes '*slot' the OVS_BPF_ACTION_SET_TUNNEL of set(tunnel(...)) with

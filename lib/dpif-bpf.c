@@ -544,6 +544,13 @@ dpif_bpf_open(const struct dpif_class *class, const char *name, bool create,
         *dpifp = create_dpif_bpf(dp);
     }
     ovs_mutex_unlock(&dp_bpf_mutex);
+    if (!error && create) {
+        /* Conntrack labels, before ofproto probes for them: the slow path
+         * writes them, if the kernel gives connections room for them.
+         * Only in the process that runs the datapath (ovs-vswitchd opens
+         * it with 'create'), not in "ovs-dpctl". */
+        dpif_bpf_odp_set_ct_labels(!dpif_bpf_ct_labels_enable());
+    }
     return error;
 }
 
@@ -1315,19 +1322,31 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
                  const void *data)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    const struct ovs_bpf_act_ct_label *lbl = NULL;
     uint32_t next = up->ct_slot + 1;
     struct dp_packet packet;
     struct flow flow;
 
     /* The record is only 4-byte aligned. */
     memcpy(slots, data, sizeof slots);
-    if (slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
+    if (up->ct_slot >= OVS_BPF_MAX_ACTIONS
+        || up->ct_end > OVS_BPF_MAX_ACTIONS
+        || slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
         COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
         return;
     }
+    if (slots[up->ct_slot].u.ct.flags & OVS_BPF_CT_F_LABEL) {
+        /* The labels are the argument slot after the ct(). */
+        if (next >= OVS_BPF_MAX_ACTIONS
+            || slots[next].type != OVS_BPF_ACTION_CT_LABEL) {
+            COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
+            return;
+        }
+        lbl = &slots[next++].u.ct_label;
+    }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct,
+    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct, lbl,
                                  &packet, &flow)
         && next < up->ct_end) {
         dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);

@@ -2722,6 +2722,17 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_flow_drop("action without program", &pkt, acts, 3, TC_ACT_SHOT,
                     OVS_BPF_STAT_DROP(OVS_BPF_DROP_TAIL_CALL));
 
+    /* The labels' argument slot of a ct() run as an action, and a ct() with
+     * labels whose argument slot is missing: malformed chains. */
+    acts[0] = ACT(CT_LABEL, .u.ct_label.mask[0] = 1);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("ct_label slot run", &pkt, acts, 2, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL));
+    acts[0] = ACT(CT, .u.ct.flags = OVS_BPF_CT_F_COMMIT | OVS_BPF_CT_F_LABEL);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_flow_drop("ct with labels, no slot", &pkt, acts, 2, TC_ACT_SHOT,
+                    OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL));
+
     /* Out of tail calls: 4 set_mark (that change nothing, so that every
      * pass matches the flow) and a recirc per pass, 6 tail calls, fail in
      * the 6th pass, before the recirculation limit. */

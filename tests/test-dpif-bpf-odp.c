@@ -1082,6 +1082,13 @@ test_dpif_bpf_odp_main(int argc, char *argv[])
         ctx.argc--;
         ctx.argv++;
     }
+    /* "--ct-labels": as in an ovs-vswitchd whose slow path can write
+     * conntrack labels (dpif_bpf_ct_labels_enable() succeeded). */
+    if (ctx.argc && !strcmp(ctx.argv[0], "--ct-labels")) {
+        dpif_bpf_odp_set_ct_labels(true);
+        ctx.argc--;
+        ctx.argv++;
+    }
     ovs_cmdl_run_command(&ctx, commands);
 }
 
