@@ -1134,12 +1134,21 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
                     struct dpif_flow_stats **stats, int *errors)
     OVS_REQUIRES(dp->mutex)
 {
-    uint8_t *keys = xmalloc(n * sizeof(struct ovs_bpf_flow_table_key));
-    ovs_u128 *ufids = xmalloc(n * sizeof *ufids);
-    int *errs = xmalloc(n * sizeof *errs);
-    size_t *idx = xmalloc(n * sizeof *idx);
+    uint8_t *keys;
+    ovs_u128 *ufids;
     size_t n_ufids = 0;
+    size_t *idx;
+    int *errs;
 
+    if (!n) {
+        /* Nothing to do, and a datapath whose creation failed has no
+         * maps. */
+        return;
+    }
+    keys = xmalloc(n * sizeof(struct ovs_bpf_flow_table_key));
+    ufids = xmalloc(n * sizeof *ufids);
+    errs = xmalloc(n * sizeof *errs);
+    idx = xmalloc(n * sizeof *idx);
     for (size_t i = 0; i < n; i++) {
         if (errors) {
             errors[i] = 0;
