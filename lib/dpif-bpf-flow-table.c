@@ -477,23 +477,6 @@ dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
     free(sf);
 }
 
-void
-dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
-                   struct dpif_flow_stats *stats)
-    OVS_REQUIRES(dp->mutex)
-{
-    if (stats) {
-        dp_bpf_flow_get_stats(dp, flow, stats);
-    }
-    if (!flow->l3_match) {
-        bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                            &flow->tkey);
-        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
-        dp_bpf_mask_unref(dp, flow->tkey.mask_id);
-    }
-    dp_bpf_flow_free(dp, flow);
-}
-
 /* Frees 'flow', leaving its BPF entry alone. */
 static void
 dp_bpf_flow_free(struct dp_bpf *dp, struct dp_bpf_flow *flow)
@@ -1188,7 +1171,8 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
     map_delete_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, n_ufids,
                      errs);
 
-    /* The masks after the flows' entries, as dp_bpf_flow_remove(). */
+    /* The masks after the flows' entries: a mask that goes leaves the
+     * search order with no flow of it in BPF. */
     for (size_t i = 0; i < n; i++) {
         if (!flows[i]->l3_match) {
             dp_bpf_mask_unref(dp, flows[i]->tkey.mask_id);
