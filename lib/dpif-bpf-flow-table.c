@@ -58,6 +58,8 @@ COVERAGE_DEFINE(dpif_bpf_flow_l3);
 COVERAGE_DEFINE(dpif_bpf_masks_full);
 COVERAGE_DEFINE(dpif_bpf_flow_unsaved);
 COVERAGE_DEFINE(dpif_bpf_map_update_batch);
+COVERAGE_DEFINE(dpif_bpf_map_lookup_batch);
+COVERAGE_DEFINE(dpif_bpf_map_delete_batch);
 
 /* Flows returned per flow_dump_next() call, at most. */
 #define DP_BPF_DUMP_BATCH 50
@@ -66,6 +68,20 @@ COVERAGE_DEFINE(dpif_bpf_map_update_batch);
  * hands over for one batch of upcalls (ofproto-dpif-upcall.c's
  * UPCALL_MAX_BATCH) fit. */
 #define DP_BPF_PUT_BATCH 64
+
+/* BPF flow table entries read per BPF_MAP_LOOKUP_BATCH call, at first (a
+ * bucket with more entries makes it grow), and keys deleted per
+ * BPF_MAP_DELETE_BATCH call, at most. */
+#define DP_BPF_LOOKUP_BATCH 256
+#define DP_BPF_DELETE_BATCH 1024
+
+/* A dump reads a BPF flow table in batches if it has this many flows or
+ * more, otherwise each flow's entry alone.  A batch lookup of a hash map
+ * visits every bucket of it (65,536 in a flow table), each empty one
+ * cheaply; below this many flows, the lookups of the flows alone cost less
+ * (see "Flow installs, dumps and deletes" in
+ * Documentation/topics/dpif-bpf.rst). */
+#define DP_BPF_DUMP_BATCH_MIN 256
 
 /* The kernel's "operation not supported" (524), which it returns for a
  * batch operation that a map type lacks; not in the C library's errno. */
@@ -296,6 +312,22 @@ stats_from_bpf(const struct ovs_bpf_flow_stats *b,
     stats->tcp_flags = b->tcp_flags;
 }
 
+/* The size of the keys of BPF flow table 't': the first words of struct
+ * ovs_bpf_flow_table_key. */
+static size_t
+flow_table_key_size(unsigned int t)
+{
+    return (offsetof(struct ovs_bpf_flow_table_key, words)
+            + dpif_bpf_flow_table_words(t) * sizeof(uint64_t));
+}
+
+/* The BPF flow table of the flows of mask list entry 'mask_id'. */
+static unsigned int
+dp_bpf_flow_table_of(const struct dp_bpf *dp, uint32_t mask_id)
+{
+    return dp->masks[mask_id].entry.table;
+}
+
 /* The fd of the BPF flow table of the flows of mask list entry
  * 'mask_id'. */
 static int
@@ -445,29 +477,16 @@ dp_bpf_flow_save(struct dp_bpf *dp, const struct dp_bpf_flow *flow)
     free(sf);
 }
 
-void
-dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *flow,
-                   struct dpif_flow_stats *stats)
-    OVS_REQUIRES(dp->mutex)
-{
-    if (stats) {
-        dp_bpf_flow_get_stats(dp, flow, stats);
-    }
-    if (!flow->l3_match) {
-        bpf_map_delete_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
-                            &flow->tkey);
-        bpf_map_delete_elem(dp->obj->saved_flows_fd, &flow->ufid);
-        dp_bpf_mask_unref(dp, flow->tkey.mask_id);
-    }
-    dp_bpf_flow_free(dp, flow);
-}
-
 /* Frees 'flow', leaving its BPF entry alone. */
 static void
 dp_bpf_flow_free(struct dp_bpf *dp, struct dp_bpf_flow *flow)
     OVS_REQUIRES(dp->mutex)
 {
-    hmap_remove(&dp->flows, &flow->ufid_node);
+    /* A batch of deletes takes its flows out of 'flows' first (see
+     * dp_bpf_flow_del_batch()). */
+    if (!hmap_node_is_null(&flow->ufid_node)) {
+        hmap_remove(&dp->flows, &flow->ufid_node);
+    }
     if (flow->l3_match) {
         ovs_list_remove(&flow->l3_node);
         free(flow->l3_match);
@@ -660,10 +679,7 @@ put_batch_flush(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
     keys = xmalloc(b->n * sizeof(struct ovs_bpf_flow_table_key));
     errors = xmalloc(b->n * sizeof *errors);
     for (unsigned int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
-        /* A table's key is the first words of struct
-         * ovs_bpf_flow_table_key. */
-        size_t key_size = (offsetof(struct ovs_bpf_flow_table_key, words)
-                           + dpif_bpf_flow_table_words(t) * sizeof(uint64_t));
+        size_t key_size = flow_table_key_size(t);
         struct dp_bpf_pending_put *in_t[DP_BPF_PUT_BATCH];
         size_t n = 0;
 
@@ -801,6 +817,7 @@ dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
                             &flow->tkey, value, BPF_EXIST)) {
         return flow_put_errno(errno);
     }
+    flow->seq = ++dp->flow_seq;
     flow->flags = value->flags;
     free(flow->actions);
     flow->actions = xmemdup(put->actions, put->actions_len);
@@ -820,6 +837,7 @@ dp_bpf_flow_new(struct dp_bpf *dp, const struct dpif_flow_put *put,
 
     flow->ufid = *ufid;
     flow->flags = flags;
+    flow->seq = ++dp->flow_seq;
     flow->key = xmemdup(put->key, put->key_len);
     flow->key_len = put->key_len;
     if (put->mask_len) {
@@ -1024,30 +1042,407 @@ dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
     return error;
 }
 
+/* Deletes the 'n' keys of the BPF map 'fd', 'key_size' bytes each, back to
+ * back in 'keys', in as few BPF_MAP_DELETE_BATCH calls as the kernel
+ * allows.  Stores in 'errors[i]' 0 or the errno value of key 'i' (ENOENT
+ * for a key without an entry).
+ *
+ * The kernel deletes the keys of a batch in order and stops at the first
+ * one it cannot delete, saying how many it deleted before it: that key is
+ * deleted again alone, which gives its own error (a batch error may also
+ * be about the batch as a whole), and the batch goes on after it.  A
+ * kernel or map without batch deletes makes every key go alone from then
+ * on. */
+static void
+map_delete_batch(int fd, const void *keys_, size_t key_size, size_t n,
+                 int *errors)
+{
+    static atomic_bool batch_unsupported = false;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    const uint8_t *keys = keys_;
+    size_t i = 0;
+
+    while (i < n) {
+        uint32_t count = 0;
+        int batch_error = 0;
+        bool unsupported;
+
+        atomic_read_relaxed(&batch_unsupported, &unsupported);
+        if (n - i > 1 && !unsupported) {
+            uint32_t asked = MIN(n - i, DP_BPF_DELETE_BATCH);
+
+            count = asked;
+            COVERAGE_INC(dpif_bpf_map_delete_batch);
+            if (!bpf_map_delete_batch(fd, keys + i * key_size, &count,
+                                      &opts)) {
+                memset(&errors[i], 0, asked * sizeof *errors);
+                i += asked;
+                continue;
+            }
+            batch_error = errno;
+            if (count >= asked) {
+                /* Refused before the first key. */
+                count = 0;
+            }
+        }
+        memset(&errors[i], 0, count * sizeof *errors);
+        i += count;
+
+        errors[i] = (bpf_map_delete_elem(fd, keys + i * key_size)
+                     ? errno : 0);
+        if (!errors[i] && (batch_error == EINVAL
+                           || batch_error == EOPNOTSUPP
+                           || batch_error == ENOTSUPP)) {
+            /* The key alone was fine: the kernel cannot delete from this
+             * map in batches. */
+            VLOG_INFO_ONCE("BPF map batch deletes fail (%s): flows are "
+                           "deleted one system call each",
+                           ovs_strerror(batch_error));
+            atomic_store_relaxed(&batch_unsupported, true);
+        }
+        i++;
+    }
+}
+
+/* Removes the 'n' flows 'flows' from the flow table of 'dp' and their
+ * entries from the BPF maps, with one BPF_MAP_DELETE_BATCH call (or a few)
+ * per BPF flow table and one for their saved copies, instead of two
+ * bpf() calls per flow.  If 'stats' and 'stats[i]' are nonnull, stores in
+ * 'stats[i]' the statistics of 'flows[i]' just before.  If 'errors' is
+ * nonnull, stores in 'errors[i]' 0, or the error of the delete of the BPF
+ * entry of 'flows[i]' (ENOENT if it was gone already); the flow leaves the
+ * flow table either way. */
+static void
+dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
+                    struct dpif_flow_stats **stats, int *errors)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint8_t *keys;
+    ovs_u128 *ufids;
+    size_t n_ufids = 0;
+    size_t *idx;
+    int *errs;
+
+    if (!n) {
+        /* Nothing to do, and a datapath whose creation failed has no
+         * maps. */
+        return;
+    }
+    keys = xmalloc(n * sizeof(struct ovs_bpf_flow_table_key));
+    ufids = xmalloc(n * sizeof *ufids);
+    errs = xmalloc(n * sizeof *errs);
+    idx = xmalloc(n * sizeof *idx);
+    for (size_t i = 0; i < n; i++) {
+        if (errors) {
+            errors[i] = 0;
+        }
+        if (stats && stats[i]) {
+            dp_bpf_flow_get_stats(dp, flows[i], stats[i]);
+        }
+        if (!flows[i]->l3_match) {
+            ufids[n_ufids++] = flows[i]->ufid;
+        }
+    }
+
+    for (unsigned int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        size_t key_size = flow_table_key_size(t);
+        size_t m = 0;
+
+        for (size_t i = 0; i < n; i++) {
+            const struct dp_bpf_flow *flow = flows[i];
+
+            if (!flow->l3_match
+                && dp_bpf_flow_table_of(dp, flow->tkey.mask_id) == t) {
+                memcpy(keys + m * key_size, &flow->tkey, key_size);
+                idx[m++] = i;
+            }
+        }
+        if (m) {
+            map_delete_batch(dp->obj->flow_table_fds[t], keys, key_size, m,
+                             errs);
+            for (size_t j = 0; j < m; j++) {
+                if (errs[j] && errors) {
+                    errors[idx[j]] = errs[j];
+                }
+            }
+        }
+    }
+    /* A flow that did not fit has no saved copy (ENOENT). */
+    map_delete_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, n_ufids,
+                     errs);
+
+    /* The masks after the flows' entries: a mask that goes leaves the
+     * search order with no flow of it in BPF. */
+    for (size_t i = 0; i < n; i++) {
+        if (!flows[i]->l3_match) {
+            dp_bpf_mask_unref(dp, flows[i]->tkey.mask_id);
+        }
+        dp_bpf_flow_free(dp, flows[i]);
+    }
+
+    free(idx);
+    free(errs);
+    free(ufids);
+    free(keys);
+}
+
+/* Removes every flow of 'dp', as dp_bpf_flows_remove() does. */
+void
+dp_bpf_flows_remove_all(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t n = hmap_count(&dp->flows);
+    struct dp_bpf_flow **flows = xmalloc(n * sizeof *flows);
+    struct dp_bpf_flow *flow;
+    size_t i = 0;
+
+    HMAP_FOR_EACH (flow, ufid_node, &dp->flows) {
+        flows[i++] = flow;
+    }
+    dp_bpf_flows_remove(dp, flows, n, NULL, NULL);
+    free(flows);
+}
+
+/* Carries out the 'n' flow deletes 'dels' on 'dp', in order, storing the
+ * result of 'dels[i]' in 'errors[i]', as if one by one (a second delete
+ * of a flow in the batch finds none): the BPF entries go in
+ * BPF_MAP_DELETE_BATCH calls (see dp_bpf_flows_remove()).  A delete whose
+ * flow's BPF entry was gone already fails alone with ENOENT (its
+ * statistics unknown), and the flow leaves the flow table; the others are
+ * carried out. */
+void
+dp_bpf_flow_del_batch(struct dpif *dpif, struct dpif_flow_del **dels,
+                      int *errors, size_t n)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_flow **flows = xmalloc(n * sizeof *flows);
+    struct dpif_flow_stats **stats = xmalloc(n * sizeof *stats);
+    int *errs = xmalloc(n * sizeof *errs);
+    size_t *idx = xmalloc(n * sizeof *idx);
+    size_t m = 0;
+
+    ovs_mutex_lock(&dp->mutex);
+    for (size_t i = 0; i < n; i++) {
+        struct dp_bpf_flow *flow;
+        ovs_u128 ufid;
+
+        get_ufid(dels[i]->ufid, dels[i]->key, dels[i]->key_len, &ufid);
+        flow = dp_bpf_find_flow(dp, &ufid);
+        if (!flow) {
+            errors[i] = ENOENT;
+            continue;
+        }
+        /* Out of the flow table at once, for the deletes after it. */
+        hmap_remove(&dp->flows, &flow->ufid_node);
+        hmap_node_nullify(&flow->ufid_node);
+        flows[m] = flow;
+        stats[m] = dels[i]->stats;
+        idx[m++] = i;
+    }
+    if (m) {
+        dp_bpf_flows_remove(dp, flows, m, stats, errs);
+        for (size_t j = 0; j < m; j++) {
+            errors[idx[j]] = errs[j];
+        }
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    free(idx);
+    free(errs);
+    free(stats);
+    free(flows);
+}
+
 int
 dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
 {
-    struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_flow *flow;
-    ovs_u128 ufid;
-    int error = 0;
+    int error;
 
-    get_ufid(del->ufid, del->key, del->key_len, &ufid);
-    ovs_mutex_lock(&dp->mutex);
-    flow = dp_bpf_find_flow(dp, &ufid);
-    if (flow) {
-        dp_bpf_flow_remove(dp, flow, del->stats);
-    } else {
-        error = ENOENT;
-    }
-    ovs_mutex_unlock(&dp->mutex);
+    dp_bpf_flow_del_batch(dpif, &del, &error, 1);
     return error;
 }
 
-/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf'. */
+/* Flow dumps.
+ *
+ * A dump returns the flows of ovs-vswitchd's flow table, as they are when
+ * it reaches them, so that a flow deleted meanwhile never comes out of it.
+ * Their statistics come from the BPF flow tables, which it reads at its
+ * start, in batches (BPF_MAP_LOOKUP_BATCH), into a snapshot: a few bpf()
+ * calls for the whole table where each flow took one.  A flow whose
+ * entry the snapshot lacks, or whose entry was written after the
+ * snapshot began (a new flow, a modified one), has its entry read alone.
+ * Small tables are read flow by flow (see DP_BPF_DUMP_BATCH_MIN). */
+
+/* The statistics of one BPF flow table entry in a snapshot. */
+struct dp_bpf_snap_entry {
+    struct hmap_node node;      /* In struct dp_bpf_dump_snapshot's
+                                 * 'entries', by tkey_hash(). */
+    struct ovs_bpf_flow_table_key tkey;     /* Normalized. */
+    struct ovs_bpf_flow_stats stats;
+};
+
+struct dp_bpf_dump_snapshot {
+    uint64_t seq;               /* struct dp_bpf's 'flow_seq' before the
+                                 * reads. */
+    struct hmap entries;        /* struct dp_bpf_snap_entry. */
+};
+
+static void
+dump_snapshot_init(struct dp_bpf_dump_snapshot *snap)
+{
+    snap->seq = 0;
+    hmap_init(&snap->entries);
+}
+
+static void
+dump_snapshot_destroy(struct dp_bpf_dump_snapshot *snap)
+{
+    struct dp_bpf_snap_entry *e;
+
+    HMAP_FOR_EACH_POP (e, node, &snap->entries) {
+        free(e);
+    }
+    hmap_destroy(&snap->entries);
+}
+
+/* Reads the entries of BPF flow table 't' of 'dp' into 'snap' with
+ * BPF_MAP_LOOKUP_BATCH calls.  Returns 0 if it read them all, otherwise an
+ * errno value (those not read are read alone by the dump).  A kernel or
+ * map without batch lookups makes every dump read entries alone from then
+ * on. */
+static int
+dump_snapshot_read_table(const struct dp_bpf *dp, unsigned int t,
+                         struct dp_bpf_dump_snapshot *snap)
+{
+    static atomic_bool batch_unsupported = false;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int fd = dp->obj->flow_table_fds[t];
+    size_t key_size = flow_table_key_size(t);
+    uint32_t max = DP_BPF_LOOKUP_BATCH;
+    struct ovs_bpf_flow *values;
+    uint32_t in_batch, out_batch;
+    bool first = true;
+    bool unsupported;
+    uint8_t *keys;
+    int error;
+
+    atomic_read_relaxed(&batch_unsupported, &unsupported);
+    if (unsupported) {
+        return EOPNOTSUPP;
+    }
+
+    keys = xmalloc(max * key_size);
+    values = xmalloc(max * sizeof *values);
+    for (;;) {
+        uint32_t count = max;
+
+        /* A hash map's batch position is a bucket index (32 bits). */
+        COVERAGE_INC(dpif_bpf_map_lookup_batch);
+        error = (bpf_map_lookup_batch(fd, first ? NULL : &in_batch,
+                                      &out_batch, keys, values, &count,
+                                      &opts)
+                 ? errno : 0);
+        if (error && error != ENOENT) {
+            count = 0;
+        }
+        for (uint32_t i = 0; i < count; i++) {
+            struct dp_bpf_snap_entry *e = xzalloc(sizeof *e);
+
+            memcpy(&e->tkey, keys + i * key_size, key_size);
+            dpif_bpf_table_key_normalize(t, &e->tkey);
+            e->stats = values[i].stats;
+            hmap_insert(&snap->entries, &e->node, tkey_hash(&e->tkey));
+        }
+
+        if (error == ENOENT) {
+            /* The end of the map. */
+            error = 0;
+            break;
+        } else if (error == ENOSPC && max < 65536) {
+            /* A bucket holds more entries than 'max': read it again with
+             * room for them. */
+            max *= 2;
+            keys = xrealloc(keys, max * key_size);
+            values = xrealloc(values, max * sizeof *values);
+            continue;
+        } else if (error) {
+            if (first && (error == EINVAL || error == EOPNOTSUPP
+                          || error == ENOTSUPP)) {
+                VLOG_INFO_ONCE("BPF map batch lookups fail (%s): flow dumps "
+                               "read each flow's entry with a system call "
+                               "of its own", ovs_strerror(error));
+                atomic_store_relaxed(&batch_unsupported, true);
+            } else {
+                VLOG_DBG_RL(&rl, "%s: batch lookup in BPF flow table %u "
+                            "failed (%s)", dp->name, t,
+                            ovs_strerror(error));
+            }
+            break;
+        }
+        in_batch = out_batch;
+        first = false;
+    }
+    free(values);
+    free(keys);
+    return error;
+}
+
+/* Reads into 'snap' the statistics of the entries of the BPF flow tables
+ * of 'dp' that hold DP_BPF_DUMP_BATCH_MIN flows or more. */
+static void
+dump_snapshot_read(struct dp_bpf *dp, struct dp_bpf_dump_snapshot *snap)
+    OVS_EXCLUDED(dp->mutex)
+{
+    size_t n_flows[OVS_BPF_N_FLOW_TABLES];
+    const struct dp_bpf_flow *flow;
+
+    memset(n_flows, 0, sizeof n_flows);
+    ovs_mutex_lock(&dp->mutex);
+    snap->seq = dp->flow_seq;
+    HMAP_FOR_EACH (flow, tkey_node, &dp->flows_by_tkey) {
+        n_flows[dp_bpf_flow_table_of(dp, flow->tkey.mask_id)]++;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+
+    /* Without the mutex: the handlers install flows meanwhile, and a flow
+     * whose entry is written from now on has a later 'seq'. */
+    for (unsigned int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
+        if (n_flows[t] >= DP_BPF_DUMP_BATCH_MIN) {
+            dump_snapshot_read_table(dp, t, snap);
+        }
+    }
+}
+
+/* Stores in 'stats' the statistics of 'flow', from 'snap' if it has them
+ * (and 'snap' is nonnull), otherwise from its BPF entry read now. */
+static void
+dp_bpf_flow_get_stats_snap(const struct dp_bpf *dp,
+                           const struct dp_bpf_flow *flow,
+                           const struct dp_bpf_dump_snapshot *snap,
+                           struct dpif_flow_stats *stats)
+{
+    if (snap && !flow->l3_match && flow->seq <= snap->seq
+        && !hmap_is_empty(&snap->entries)) {
+        const struct dp_bpf_snap_entry *e;
+
+        HMAP_FOR_EACH_WITH_HASH (e, node, tkey_hash(&flow->tkey),
+                                 &snap->entries) {
+            if (!memcmp(&e->tkey, &flow->tkey, sizeof e->tkey)) {
+                stats_from_bpf(&e->stats, stats);
+                stats_add(stats, &flow->up_stats);
+                return;
+            }
+        }
+    }
+    dp_bpf_flow_get_stats(dp, flow, stats);
+}
+
+/* Fills 'out' with 'flow', its key, mask and actions copied into 'buf',
+ * its statistics as dp_bpf_flow_get_stats_snap() reads them. */
 static void
 dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
                          const struct dp_bpf_flow *flow, bool terse,
+                         const struct dp_bpf_dump_snapshot *snap,
                          struct ofpbuf *buf, struct dpif_flow *out)
     OVS_REQUIRES(dp->mutex)
 {
@@ -1077,7 +1472,7 @@ dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
     out->ufid = flow->ufid;
     out->ufid_present = true;
     out->pmd_id = PMD_ID_NULL;
-    dp_bpf_flow_get_stats(dp, flow, &out->stats);
+    dp_bpf_flow_get_stats_snap(dp, flow, snap, &out->stats);
     out->attrs.offloaded = false;
     out->attrs.dp_layer = "bpf";
     out->attrs.dp_extra_info = NULL;
@@ -1095,7 +1490,8 @@ dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
     ovs_mutex_lock(&dp->mutex);
     flow = dp_bpf_find_flow(dp, &ufid);
     if (flow) {
-        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
+        dp_bpf_flow_to_dpif_flow(dp, flow, false, NULL, get->buffer,
+                                 get->flow);
     } else {
         error = ENOENT;
     }
@@ -1107,12 +1503,9 @@ int
 dpif_bpf_flow_flush(struct dpif *dpif)
 {
     struct dp_bpf *dp = get_dp_bpf(dpif);
-    struct dp_bpf_flow *flow;
 
     ovs_mutex_lock(&dp->mutex);
-    HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
-        dp_bpf_flow_remove(dp, flow, NULL);
-    }
+    dp_bpf_flows_remove_all(dp);
     ovs_mutex_unlock(&dp->mutex);
     return 0;
 }
@@ -1122,6 +1515,8 @@ struct dpif_bpf_flow_dump {
     struct ovs_mutex mutex;
     struct hmap_position pos OVS_GUARDED;
     bool done OVS_GUARDED;
+    bool snap_read OVS_GUARDED;     /* 'snap' read yet? */
+    struct dp_bpf_dump_snapshot snap OVS_GUARDED;
 };
 
 struct dpif_bpf_flow_dump_thread {
@@ -1151,6 +1546,7 @@ dpif_bpf_flow_dump_create(const struct dpif *dpif, bool terse,
     dpif_flow_dump_init(&dump->up, dpif);
     dump->up.terse = terse;
     ovs_mutex_init(&dump->mutex);
+    dump_snapshot_init(&dump->snap);
     return &dump->up;
 }
 
@@ -1159,6 +1555,7 @@ dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *dump_)
 {
     struct dpif_bpf_flow_dump *dump = dpif_bpf_flow_dump_cast(dump_);
 
+    dump_snapshot_destroy(&dump->snap);
     ovs_mutex_destroy(&dump->mutex);
     free(dump);
     return 0;
@@ -1203,6 +1600,12 @@ dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
     max_flows = MIN(max_flows, DP_BPF_DUMP_BATCH);
 
     ovs_mutex_lock(&dump->mutex);
+    if (!dump->snap_read) {
+        /* At the first call rather than at the dump's creation: the
+         * revalidators create a dump, then wait for each other. */
+        dump->snap_read = true;
+        dump_snapshot_read(dp, &dump->snap);
+    }
     ovs_mutex_lock(&dp->mutex);
     while (!dump->done && n < max_flows) {
         struct hmap_node *node = hmap_at_position(&dp->flows, &dump->pos);
@@ -1214,8 +1617,8 @@ dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
         }
         flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
         ofpbuf_clear(&thread->bufs[n]);
-        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
-                                 &flows[n]);
+        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &dump->snap,
+                                 &thread->bufs[n], &flows[n]);
         n++;
     }
     ovs_mutex_unlock(&dp->mutex);

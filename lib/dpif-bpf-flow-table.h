@@ -42,6 +42,8 @@ void dp_bpf_flow_put_batch(struct dpif *, struct dpif_flow_put **puts,
                            int *errors, size_t n);
 int dp_bpf_flow_put__(struct dp_bpf *, struct dpif_flow_put *);
 int dp_bpf_flow_del(struct dpif *, struct dpif_flow_del *);
+void dp_bpf_flow_del_batch(struct dpif *, struct dpif_flow_del **dels,
+                           int *errors, size_t n);
 int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
 int dpif_bpf_flow_flush(struct dpif *);
 
@@ -58,9 +60,7 @@ int dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *,
 struct dp_bpf_flow *dp_bpf_find_flow_by_tkey(
     const struct dp_bpf *dp, const struct ovs_bpf_flow_table_key *)
     OVS_REQUIRES(dp->mutex);
-void dp_bpf_flow_remove(struct dp_bpf *dp, struct dp_bpf_flow *,
-                        struct dpif_flow_stats *)
-    OVS_REQUIRES(dp->mutex);
+void dp_bpf_flows_remove_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 
 /* For the datapath's close without destruction (the flows stay in BPF)
  * and its takeover by the next ovs-vswitchd. */

@@ -54,6 +54,12 @@ struct dp_bpf_flow {
     struct ovs_bpf_flow_table_key tkey;
     uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
 
+    /* struct dp_bpf's 'flow_seq' when the flow's BPF entry was written
+     * with statistics of its own (a new flow, a modify): a dump whose
+     * batch read of the BPF flow tables began earlier reads its statistics
+     * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-table.c). */
+    uint64_t seq;
+
     /* Packets that ovs-vswitchd forwarded with the flow's actions, on
      * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
      * to the statistics of its BPF entry. */
@@ -102,6 +108,7 @@ struct dp_bpf {
     struct hmap flows OVS_GUARDED;          /* By ufid. */
     struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
     struct ovs_list l3_flows OVS_GUARDED;   /* Flows with 'l3_match'. */
+    uint64_t flow_seq OVS_GUARDED;          /* Last 'seq' of a flow. */
     struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
     /* The search order of the masks in use (struct ovs_bpf_mask_order),

@@ -409,7 +409,6 @@ static void
 dp_bpf_free(struct dp_bpf *dp)
 {
     bool remove = dp->destroyed;
-    struct dp_bpf_flow *flow;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
     dpif_bpf_upcalls_destroy(dp->upcalls);
@@ -419,9 +418,7 @@ dp_bpf_free(struct dp_bpf *dp)
     ovs_mutex_lock(&dp->mutex);
     if (remove) {
         dp_bpf_ports_remove_all(dp);
-        HMAP_FOR_EACH_SAFE (flow, ufid_node, &dp->flows) {
-            dp_bpf_flow_remove(dp, flow, NULL);
-        }
+        dp_bpf_flows_remove_all(dp);
     } else {
         dp_bpf_ports_forget_all(dp);
         dp_bpf_flows_forget_all(dp);
@@ -1184,7 +1181,8 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
  * execute together.  An executed packet that meets the flow table (after a
  * recirc()) may then find a flow that a later put of its run installed,
  * as it would have, sent a moment later.  A flow delete or get ends a run,
- * as it reads the flow table.  The executes stay one downcall each (see
+ * as it reads the flow table.  A run of flow deletes goes in one batch too
+ * (dp_bpf_flow_del_batch()).  The executes stay one downcall each (see
  * "Downcalls" in Documentation/topics/dpif-bpf.rst). */
 static void
 dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
@@ -1193,6 +1191,7 @@ dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
     struct dpif_flow_put **puts = xmalloc(n_ops * sizeof *puts);
     int *errors = xmalloc(n_ops * sizeof *errors);
     struct dpif_op **put_ops = xmalloc(n_ops * sizeof *put_ops);
+    struct dpif_flow_del **dels = xmalloc(n_ops * sizeof *dels);
 
     for (size_t i = 0; i < n_ops; ) {
         size_t n_puts = 0;
@@ -1219,19 +1218,27 @@ dpif_bpf_operate(struct dpif *dpif, struct dpif_op **ops, size_t n_ops,
                 ops[j]->error = dp_bpf_execute(dpif, &ops[j]->execute);
             }
         }
-        if (end < n_ops) {
+        if (end < n_ops && ops[end]->type == DPIF_OP_FLOW_DEL) {
+            size_t n_dels = 0;
+
+            for (; end < n_ops && ops[end]->type == DPIF_OP_FLOW_DEL; end++) {
+                put_ops[n_dels] = ops[end];   /* Reused for the deletes. */
+                dels[n_dels++] = &ops[end]->flow_del;
+            }
+            dp_bpf_flow_del_batch(dpif, dels, errors, n_dels);
+            for (size_t j = 0; j < n_dels; j++) {
+                put_ops[j]->error = errors[j];
+            }
+        } else if (end < n_ops) {
             struct dpif_op *op = ops[end++];
 
-            if (op->type == DPIF_OP_FLOW_DEL) {
-                op->error = dp_bpf_flow_del(dpif, &op->flow_del);
-            } else {
-                ovs_assert(op->type == DPIF_OP_FLOW_GET);
-                op->error = dp_bpf_flow_get(dpif, &op->flow_get);
-            }
+            ovs_assert(op->type == DPIF_OP_FLOW_GET);
+            op->error = dp_bpf_flow_get(dpif, &op->flow_get);
         }
         i = end;
     }
 
+    free(dels);
     free(put_ops);
     free(errors);
     free(puts);

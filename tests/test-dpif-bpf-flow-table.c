@@ -36,6 +36,7 @@
 
 #include "bpf/datapath-abi.h"
 #include "command-line.h"
+#include "coverage.h"
 #include "dpif.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
@@ -267,8 +268,264 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     dpif_close(dpif);
 }
 
+/* The coverage counters of the batch calls (dpif-bpf-flow-table.c). */
+extern struct coverage_counter counter_dpif_bpf_map_lookup_batch;
+extern struct coverage_counter counter_dpif_bpf_map_delete_batch;
+
+/* The count of 'c' so far, of this thread (the test's only one). */
+static unsigned long long int
+counter_read(struct coverage_counter *c)
+{
+    c->total += c->count();
+    return c->total;
+}
+
+/* Carries out the 'n' puts of 'tps' in batches of 16, each of which must
+ * succeed. */
+static void
+many_puts__(struct dpif *dpif, struct test_put *tps, size_t n)
+{
+    struct dpif_op *ops[16];
+
+    for (size_t i = 0; i < n; i += ARRAY_SIZE(ops)) {
+        size_t m = MIN(n - i, ARRAY_SIZE(ops));
+
+        for (size_t j = 0; j < m; j++) {
+            tps[i + j].op.error = -1;
+            ops[j] = &tps[i + j].op;
+        }
+        dpif_operate(dpif, ops, m, DPIF_OFFLOAD_AUTO);
+        for (size_t j = 0; j < m; j++) {
+            assert(!tps[i + j].op.error);
+        }
+    }
+}
+
+/* 'n' flows of one mask, "10.0.<i / 256>.<i % 256>" as their IPv4 source,
+ * put in batches of 16 (each put must succeed). */
+static struct test_put *
+many_puts(struct dpif *dpif, size_t n)
+{
+    struct test_put *tps = xmalloc(n * sizeof *tps);
+
+    for (size_t i = 0; i < n; i++) {
+        char *src = xasprintf("10.0.%"PRIuSIZE".%"PRIuSIZE,
+                              i / 256, i % 256);
+        char *match = xasprintf(MATCH("%s"), src);
+
+        test_put_init(&tps[i], match);
+        free(match);
+        free(src);
+    }
+    many_puts__(dpif, tps, n);
+    return tps;
+}
+
+/* Sets the packet count of the BPF entry of the flow of 'tp' to
+ * 'packets'. */
+static void
+set_bpf_packets(struct dp_bpf *dp, const struct test_put *tp,
+                uint64_t packets)
+{
+    struct ovs_bpf_flow *value = xmalloc(sizeof *value);
+    struct ovs_bpf_flow_table_key tkey;
+    int table;
+
+    ovs_mutex_lock(&dp->mutex);
+    table_key(dp, tp, &tkey, &table);
+    ovs_mutex_unlock(&dp->mutex);
+    assert(!bpf_map_lookup_elem(dp->obj->flow_table_fds[table], &tkey,
+                                value));
+    value->stats.packets = packets;
+    assert(!bpf_map_update_elem(dp->obj->flow_table_fds[table], &tkey,
+                                value, BPF_EXIST));
+    free(value);
+}
+
+/* The index in 'tps' (of 'n') of the flow with 'ufid'. */
+static size_t
+put_index(const struct test_put *tps, size_t n, const ovs_u128 *ufid)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ovs_u128_equals(tps[i].ufid, *ufid)) {
+            return i;
+        }
+    }
+    ovs_fatal(0, "the dump returned a flow that was not put");
+}
+
+/* Flow dumps that read the BPF flow table in batches.  300 flows in one
+ * table (enough for the batch read), each with its own packet count in its
+ * BPF entry: a dump returns each flow once with its count, from batch
+ * lookups.  Then a dump whose batch read is done when all the flows are
+ * modified with their statistics zeroed: the flows it returns after that
+ * have their new (zero) counts, not those of the batch read. */
+static void
+test_dump_batch(struct ovs_cmdl_context *ctx)
+{
+    enum { N = 300 };
+    struct dpif_flow_dump_thread *thread;
+    struct dpif_flow_dump *dump;
+    struct dpif_flow flows[8];
+    unsigned long long int n_batches;
+    size_t n_right = 0, n_flows = 0;
+    bool seen[N] = { false };
+    struct test_put *tps;
+    struct dpif *dpif;
+    struct dp_bpf *dp;
+    int n;
+
+    assert(!dpif_create_and_open(ctx->argv[1], "bpf", &dpif));
+    dp = get_dp_bpf(dpif);
+    tps = many_puts(dpif, N);
+    for (size_t i = 0; i < N; i++) {
+        set_bpf_packets(dp, &tps[i], 1000 + i);
+    }
+
+    n_batches = counter_read(&counter_dpif_bpf_map_lookup_batch);
+    dump = dpif_flow_dump_create(dpif, false, NULL);
+    thread = dpif_flow_dump_thread_create(dump);
+    while ((n = dpif_flow_dump_next(thread, flows, ARRAY_SIZE(flows))) > 0) {
+        for (int i = 0; i < n; i++) {
+            size_t idx = put_index(tps, N, &flows[i].ufid);
+
+            assert(!seen[idx]);
+            seen[idx] = true;
+            n_right += flows[i].stats.n_packets == 1000 + idx;
+            n_flows++;
+        }
+    }
+    dpif_flow_dump_thread_destroy(thread);
+    assert(!dpif_flow_dump_destroy(dump));
+    n_batches = counter_read(&counter_dpif_bpf_map_lookup_batch) - n_batches;
+    printf("dump: %"PRIuSIZE" flows, %"PRIuSIZE" with their packet count, "
+           "batch lookups: %s\n", n_flows, n_right,
+           n_batches ? "yes" : "no");
+
+    /* Modified between the batch read and their turn in the dump. */
+    dump = dpif_flow_dump_create(dpif, true, NULL);
+    thread = dpif_flow_dump_thread_create(dump);
+    assert(dpif_flow_dump_next(thread, flows, 1) == 1);
+    for (size_t i = 0; i < N; i++) {
+        tps[i].op.flow_put.flags = DPIF_FP_MODIFY | DPIF_FP_ZERO_STATS;
+    }
+    many_puts__(dpif, tps, N);
+    n_flows = 1;
+    n_right = 0;
+    while ((n = dpif_flow_dump_next(thread, flows, ARRAY_SIZE(flows))) > 0) {
+        for (int i = 0; i < n; i++) {
+            n_right += flows[i].stats.n_packets == 0;
+            n_flows++;
+        }
+    }
+    dpif_flow_dump_thread_destroy(thread);
+    assert(!dpif_flow_dump_destroy(dump));
+    printf("dump: %"PRIuSIZE" flows, %"PRIuSIZE" of the %d after the modify "
+           "with zero packets\n", n_flows, n_right, N - 1);
+
+    for (size_t i = 0; i < N; i++) {
+        test_put_uninit(&tps[i]);
+    }
+    free(tps);
+    dpif_delete(dpif);
+    dpif_close(dpif);
+}
+
+/* Hands deletes of the flows of 'tps[idx[i]]' for i < 'n' to dpif_operate()
+ * at once and prints the result of each, with its packet count. */
+static void
+operate_dels(struct dpif *dpif, const struct test_put *tps,
+             const size_t *idx, size_t n)
+{
+    struct dpif_flow_stats stats[8];
+    struct dpif_op ops_[8], *ops[8];
+
+    assert(n <= ARRAY_SIZE(ops));
+    for (size_t i = 0; i < n; i++) {
+        const struct test_put *tp = &tps[idx[i]];
+
+        memset(&ops_[i], 0, sizeof ops_[i]);
+        ops_[i].type = DPIF_OP_FLOW_DEL;
+        ops_[i].flow_del.key = tp->key.data;
+        ops_[i].flow_del.key_len = tp->key.size;
+        ops_[i].flow_del.ufid = &tp->ufid;
+        ops_[i].flow_del.stats = &stats[i];
+        ops_[i].error = -1;
+        ops[i] = &ops_[i];
+    }
+    dpif_operate(dpif, ops, n, DPIF_OFFLOAD_AUTO);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i]->error) {
+            printf("del %"PRIuSIZE": %s\n", i, ovs_strerror(ops[i]->error));
+        } else {
+            printf("del %"PRIuSIZE": ok, %"PRIu64" packets\n", i,
+                   stats[i].n_packets);
+        }
+    }
+}
+
+/* Flow deletes in batches.  Four flows, the second with 42 packets in its
+ * BPF entry, the third's BPF entry deleted behind ovs-vswitchd's back; a
+ * batch deletes the four and the first again: the kernel stops the batch
+ * at the third, which fails alone (ENOENT), and the ones after it are
+ * deleted; the first's second delete finds no flow.  Then a flush of 200
+ * flows. */
+static void
+test_del_batch(struct ovs_cmdl_context *ctx)
+{
+    static const size_t idx[] = { 0, 1, 2, 3, 0 };
+    struct ovs_bpf_flow_table_key tkey;
+    unsigned long long int n_batches;
+    struct test_put *tps;
+    struct dpif *dpif;
+    struct dp_bpf *dp;
+    int table;
+
+    assert(!dpif_create_and_open(ctx->argv[1], "bpf", &dpif));
+    dp = get_dp_bpf(dpif);
+
+    tps = many_puts(dpif, 4);
+    set_bpf_packets(dp, &tps[1], 42);
+    ovs_mutex_lock(&dp->mutex);
+    table_key(dp, &tps[2], &tkey, &table);
+    ovs_mutex_unlock(&dp->mutex);
+    assert(!bpf_map_delete_elem(dp->obj->flow_table_fds[table], &tkey));
+
+    n_batches = counter_read(&counter_dpif_bpf_map_delete_batch);
+    operate_dels(dpif, tps, idx, ARRAY_SIZE(idx));
+    n_batches = counter_read(&counter_dpif_bpf_map_delete_batch) - n_batches;
+    printf("batch deletes: %s\n", n_batches ? "yes" : "no");
+    print_dump(dpif);
+    print_map_entries("BPF flow table", dp->obj->flow_table_fds[table]);
+    print_map_entries("saved flows", dp->obj->saved_flows_fd);
+    for (size_t i = 0; i < 4; i++) {
+        test_put_uninit(&tps[i]);
+    }
+    free(tps);
+
+    /* A flush. */
+    tps = many_puts(dpif, 200);
+    print_dump(dpif);
+    n_batches = counter_read(&counter_dpif_bpf_map_delete_batch);
+    assert(!dpif_flow_flush(dpif));
+    n_batches = counter_read(&counter_dpif_bpf_map_delete_batch) - n_batches;
+    printf("flush: batch deletes: %s\n", n_batches ? "yes" : "no");
+    print_dump(dpif);
+    print_map_entries("BPF flow table", dp->obj->flow_table_fds[table]);
+    print_map_entries("saved flows", dp->obj->saved_flows_fd);
+    for (size_t i = 0; i < 200; i++) {
+        test_put_uninit(&tps[i]);
+    }
+    free(tps);
+
+    dpif_delete(dpif);
+    dpif_close(dpif);
+}
+
 static const struct ovs_cmdl_command commands[] = {
     {"put-batch", "dp", 1, 1, test_put_batch, OVS_RO},
+    {"dump-batch", "dp", 1, 1, test_dump_batch, OVS_RO},
+    {"del-batch", "dp", 1, 1, test_del_batch, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
 
