@@ -182,8 +182,8 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
  * the labels extension is a struct nf_conn_labels, 128 bits that are, in
  * memory, OVS's ovs_u128 ct_label (as the kernel datapath copies them).
  * A connection gets the extension only when it is created while some user
- * of labels holds nf_connlabels_get() (net->ct.labels_used): the slow path
- * makes sure of that (lib/dpif-bpf-ct-slow.c).
+ * of labels holds nf_connlabels_get() (net->ct.labels_used):
+ * lib/dpif-bpf-ct-labels.c makes sure of that.
  *
  * The verifier lets a program follow 'ct->ext' (a PTR_TO_BTF_ID read with
  * BPF_PROBE_MEM) but not index the flexible 'data' of the extension area

@@ -71,6 +71,7 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-labels.h"
 #include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-slow.h"
 #include "dpif-bpf-ct-tp.h"
