@@ -362,45 +362,30 @@ ovs_bpf_ct_lookup_args(const struct ovs_bpf_flow_key *k, __u16 zone,
     return tlen;
 }
 
-/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL) of the packet
- * of 'k': true if the ct() can run in BPF because it has no labels to
- * write, its TCP or UDP connection being there with the labels that 'lbl'
- * sets already (the established packets of a connection that a pipeline
- * commits with the same labels each time); false if it takes the slow
- * path, which writes them (and makes the connection if there is none).  A
- * packet that is not TCP or UDP (or not IP, or a fragment) is for the
- * slow path, reassembly or +inv as without labels: true. */
+/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL): true if the
+ * ct() can run in BPF because it has no labels to write, its TCP or UDP
+ * connection 'ct' (NULL: none), looked up in direction 'dir', being there
+ * with the labels that 'lbl' sets already (the established packets of a
+ * connection that a pipeline commits with the same labels each time);
+ * false if it takes the slow path, which writes them (and makes the
+ * connection if there is none).  'labels' gets the labels of 'ct'. */
 static __always_inline bool
-ovs_bpf_ct_labels_done(struct __sk_buff *skb,
-                       const struct ovs_bpf_flow_key *k,
+ovs_bpf_ct_labels_done(const struct nf_conn___ovs *ct, __u8 dir,
                        const struct ovs_bpf_act_ct *act,
-                       const struct ovs_bpf_act_ct_label *lbl)
+                       const struct ovs_bpf_act_ct_label *lbl,
+                       __u8 labels[16])
 {
-    bool ipv6 = k->eth_type == bpf_htons(0x86dd);
-    struct bpf_ct_opts___ovs opts;
-    struct bpf_sock_tuple t;
-    struct nf_conn___ovs *ct;
     __u64 cur[2], val[2], mask[2];
-    __u32 tlen;
 
-    if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
-        || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
-        || k->nw_frag) {
-        return true;
-    }
-    tlen = ovs_bpf_ct_lookup_args(k, act->zone, ipv6, &t, &opts);
-    ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
     if (!ct) {
         return false;
     }
-    if ((act->flags & OVS_BPF_CT_F_FORCE)
-        && opts.dir == OVS_BPF_IP_CT_DIR_REPLY) {
+    if ((act->flags & OVS_BPF_CT_F_FORCE) && dir == OVS_BPF_IP_CT_DIR_REPLY) {
         /* force_commit replaces it: a new connection. */
-        bpf_ct_release(ct);
         return false;
     }
-    ovs_bpf_ct_labels(ct, (__u8 *) cur);
-    bpf_ct_release(ct);
+    ovs_bpf_ct_labels(ct, labels);
+    __builtin_memcpy(cur, labels, 16);
     __builtin_memcpy(val, lbl->label, 16);
     __builtin_memcpy(mask, lbl->mask, 16);
     return (cur[0] & mask[0]) == val[0] && (cur[1] & mask[1]) == val[1];
@@ -582,13 +567,23 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     return false;
 }
 
-/* Runs ct() 'actp' on the packet of 's', whose key holds its headers: sets
- * the conntrack fields of the key, commits, NATs.  Returns 0, or
- * TC_ACT_SHOT if the packet is to be dropped (counted).  The ct action
- * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h). */
+/* What ovs_bpf_ct_apply() returns, besides 0 and TC_ACT_SHOT, for a ct()
+ * with labels to write: the packet is for the slow path, and nothing was
+ * done (the key is as it was, the connection untouched). */
+#define OVS_BPF_CT_TO_SLOW_PATH (-1)
+
+/* Runs ct() 'actp' (with labels 'lbl' if it has OVS_BPF_CT_F_LABEL, else
+ * NULL) on the packet of 's', whose key holds its headers: sets the
+ * conntrack fields of the key, commits, NATs.  Returns 0, TC_ACT_SHOT if
+ * the packet is to be dropped (counted), or OVS_BPF_CT_TO_SLOW_PATH if
+ * 'lbl' has labels to write (see ovs_bpf_ct_labels_done()), decided on the
+ * one lookup of the connection before anything changes.  The ct action
+ * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h,
+ * without labels: those take the slow path there). */
 static __always_inline int
 ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                 const struct ovs_bpf_act_ct *actp)
+                 const struct ovs_bpf_act_ct *actp,
+                 const struct ovs_bpf_act_ct_label *lbl)
 {
     struct bpf_ct_opts___ovs opts;
     struct ovs_bpf_ct_nat nat;
@@ -601,11 +596,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __be32 orig6_src[4] = { 0 }, orig6_dst[4] = { 0 };
     __be16 orig_sport = 0, orig_dport = 0;
     bool ipv6, reply, natted = false, orig_known = false;
+    __u8 labels[16];
 
     act = *actp;
     k = &s->key;
-    ovs_bpf_ct_clear_key(k);
-    k->ct_zone = act.zone;
     state = OVS_BPF_CS_TRACKED;
 
     ipv6 = k->eth_type == bpf_htons(0x86dd);
@@ -613,7 +607,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
         || k->nw_frag) {
         /* Not IP, or an IP fragment (whose ports are not known before
-         * reassembly). */
+         * reassembly); with labels too, as the slow path would not know
+         * more. */
+        ovs_bpf_ct_clear_key(k);
+        k->ct_zone = act.zone;
         k->ct_state = state | OVS_BPF_CS_INVALID;
         return 0;
     }
@@ -622,6 +619,18 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
     reply = false;
     ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
+    if (lbl && !ovs_bpf_ct_labels_done(ct, opts.dir, &act, lbl, labels)) {
+        /* Labels to write: before anything here changes the connection
+         * or the key, whose conntrack fields go up as they are. */
+        if (ct) {
+            bpf_ct_release(ct);
+        }
+        return OVS_BPF_CT_TO_SLOW_PATH;
+    }
+    /* The lookup arguments come from the packet's fields, not the key's
+     * conntrack fields, so clearing them after the lookup is the same. */
+    ovs_bpf_ct_clear_key(k);
+    k->ct_zone = act.zone;
     if (ct && opts.dir == OVS_BPF_IP_CT_DIR_REPLY
         && (act.flags & OVS_BPF_CT_F_FORCE)) {
         /* ct(force_commit) of a packet of the reply direction: the
@@ -661,7 +670,12 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                        | (act.mark & act.mark_mask);
         }
         k->ct_mark = ct->mark;
-        ovs_bpf_ct_labels(ct, k->ct_label);
+        if (lbl) {
+            /* Read by ovs_bpf_ct_labels_done() already. */
+            __builtin_memcpy(k->ct_label, labels, 16);
+        } else {
+            ovs_bpf_ct_labels(ct, k->ct_label);
+        }
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
                                       k, replied, false,
                                       ovs_bpf_ct_tp_of(ct, act.zone,
@@ -755,6 +769,7 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a, *arg;
     __u32 idx, next;
+    int ret;
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
@@ -773,15 +788,15 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         lbl = &arg->u.ct_label;
         next++;
     }
-    if (ovs_bpf_ct_is_slow(&s->key)
-        || (lbl && !ovs_bpf_ct_labels_done(skb, &s->key, &a->u.ct, lbl))) {
-        /* ICMP and the other protocols the kfuncs refuse, and commits
-         * with labels to write.  The key's conntrack fields go up as they
-         * are: ovs-vswitchd finds the connection of an earlier ct() of the
-         * packet from them. */
+    /* ICMP and the other protocols the kfuncs refuse go up, and so do
+     * commits with labels to write (ovs_bpf_ct_apply() says which).  The
+     * key's conntrack fields go up as they are: ovs-vswitchd finds the
+     * connection of an earlier ct() of the packet from them. */
+    ret = (ovs_bpf_ct_is_slow(&s->key) ? OVS_BPF_CT_TO_SLOW_PATH
+           : ovs_bpf_ct_apply(skb, s, &a->u.ct, lbl));
+    if (ret == OVS_BPF_CT_TO_SLOW_PATH) {
         return ovs_bpf_ct_slow_path(skb, s, idx);
-    }
-    if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
+    } else if (ret) {
         return TC_ACT_SHOT;
     }
     return ovs_bpf_run_actions(skb, s, next);
