@@ -272,6 +272,21 @@ ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
     key->dst_port = ct->tuplehash[0].tuple.dst.u.all;
 }
 
+/* True if there may be timeout policies: ovs-vswitchd keeps the number of
+ * entries of 'ct_tps' in 'dp_config' (lib/dpif-bpf-ct-tp.c).  With none,
+ * no connection can have one, whatever 'ct_tp_conns' still holds, and
+ * ct() of a packet of a known connection skips that lookup. */
+static __always_inline bool
+ovs_bpf_ct_tps_in_use(void)
+{
+    const struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
+
+    /* The lookup of the only entry of an array cannot fail, but the
+     * verifier wants the NULL test; if it did fail, doing the lookup is
+     * what is always right. */
+    return !cfg || cfg->n_ct_tps;
+}
+
 /* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
  * the policy was deleted since). */
 static __always_inline const struct ovs_bpf_ct_tp *
@@ -281,6 +296,9 @@ ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
     struct ovs_bpf_ct_tp_conn key;
     __u32 *id;
 
+    if (!ovs_bpf_ct_tps_in_use()) {
+        return NULL;
+    }
     ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
     id = bpf_map_lookup_elem(&ct_tp_conns, &key);
     return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
