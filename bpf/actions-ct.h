@@ -250,7 +250,9 @@ ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
                                         : OVS_BPF_CT_TP_TCP_NEW);
 }
 
-/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone'. */
+/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone': its
+ * original tuple, which ovs_bpf_ct_apply() also puts in the flow key from
+ * there rather than reading it a second time. */
 static __always_inline void
 ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
                        const struct nf_conn___ovs *ct, __u16 zone,
@@ -287,20 +289,18 @@ ovs_bpf_ct_tps_in_use(void)
     return !cfg || cfg->n_ct_tps;
 }
 
-/* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
- * the policy was deleted since). */
+/* The timeout policy of the connection whose key in 'ct_tp_conns' is 'key'
+ * (ovs_bpf_ct_tp_conn_key()), NULL if it has none (or the policy was
+ * deleted since). */
 static __always_inline const struct ovs_bpf_ct_tp *
-ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
-                 bool ipv6)
+ovs_bpf_ct_tp_of(const struct ovs_bpf_ct_tp_conn *key)
 {
-    struct ovs_bpf_ct_tp_conn key;
     __u32 *id;
 
     if (!ovs_bpf_ct_tps_in_use()) {
         return NULL;
     }
-    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
-    id = bpf_map_lookup_elem(&ct_tp_conns, &key);
+    id = bpf_map_lookup_elem(&ct_tp_conns, key);
     return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
 }
 
@@ -321,23 +321,40 @@ ovs_bpf_ct_tp_set(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
     }
 }
 
-/* Sets the original direction tuple of 'k' to the packet's own tuple, or to
- * its reverse if 'reply'. */
+/* Sets the original direction tuple of 'k' to the packet's own tuple (a
+ * connection that this packet creates, or would). */
 static __always_inline void
-ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6, bool reply)
+ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6)
 {
     k->ct_nw_proto = k->nw_proto;
     if (ipv6) {
-        __builtin_memcpy(k->ct_ipv6_src, reply ? k->ipv6_dst : k->ipv6_src,
-                         16);
-        __builtin_memcpy(k->ct_ipv6_dst, reply ? k->ipv6_src : k->ipv6_dst,
-                         16);
+        __builtin_memcpy(k->ct_ipv6_src, k->ipv6_src, 16);
+        __builtin_memcpy(k->ct_ipv6_dst, k->ipv6_dst, 16);
     } else {
-        k->ct_nw_src = reply ? k->ipv4_dst : k->ipv4_src;
-        k->ct_nw_dst = reply ? k->ipv4_src : k->ipv4_dst;
+        k->ct_nw_src = k->ipv4_src;
+        k->ct_nw_dst = k->ipv4_dst;
     }
-    k->ct_tp_src = reply ? k->tp_dst : k->tp_src;
-    k->ct_tp_dst = reply ? k->tp_src : k->tp_dst;
+    k->ct_tp_src = k->tp_src;
+    k->ct_tp_dst = k->tp_dst;
+}
+
+/* Sets the original direction tuple of 'k' to that of its connection,
+ * 'orig' (ovs_bpf_ct_tp_conn_key()): with NAT, the reverse of a reply is
+ * not it. */
+static __always_inline void
+ovs_bpf_ct_orig_tuple_of(struct ovs_bpf_flow_key *k, bool ipv6,
+                         const struct ovs_bpf_ct_tp_conn *orig)
+{
+    k->ct_nw_proto = k->nw_proto;
+    if (ipv6) {
+        __builtin_memcpy(k->ct_ipv6_src, orig->src, 16);
+        __builtin_memcpy(k->ct_ipv6_dst, orig->dst, 16);
+    } else {
+        k->ct_nw_src = orig->src[0];
+        k->ct_nw_dst = orig->dst[0];
+    }
+    k->ct_tp_src = orig->src_port;
+    k->ct_tp_dst = orig->dst_port;
 }
 
 /* Zeroes the conntrack fields of 'k' (ct_clear, and before ct()). */
@@ -608,12 +625,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct ovs_bpf_act_ct act;
     struct bpf_sock_tuple t;
     struct ovs_bpf_flow_key *k;
+    struct ovs_bpf_ct_tp_conn orig;
     struct nf_conn___ovs *ct;
     __u32 tlen, state;
-    __be32 orig_src = 0, orig_dst = 0;
-    __be32 orig6_src[4] = { 0 }, orig6_dst[4] = { 0 };
-    __be16 orig_sport = 0, orig_dport = 0;
-    bool ipv6, reply, natted = false, orig_known = false;
+    bool ipv6, reply, natted = false;
     __u8 labels[16];
 
     act = *actp;
@@ -694,28 +709,13 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         } else {
             ovs_bpf_ct_labels(ct, k->ct_label);
         }
+        /* The entry's original tuple, read once: the key of its timeout
+         * policy and the key's original tuple. */
+        ovs_bpf_ct_tp_conn_key(&orig, ct, act.zone, k->nw_proto, ipv6);
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
                                       k, replied, false,
-                                      ovs_bpf_ct_tp_of(ct, act.zone,
-                                                       k->nw_proto, ipv6)));
-        /* The original tuple is the entry's: with NAT, the reverse of a
-         * reply is not it. */
-        if (ipv6) {
-            orig6_src[0] = ct->tuplehash[0].tuple.src.u3.ip6[0];
-            orig6_src[1] = ct->tuplehash[0].tuple.src.u3.ip6[1];
-            orig6_src[2] = ct->tuplehash[0].tuple.src.u3.ip6[2];
-            orig6_src[3] = ct->tuplehash[0].tuple.src.u3.ip6[3];
-            orig6_dst[0] = ct->tuplehash[0].tuple.dst.u3.ip6[0];
-            orig6_dst[1] = ct->tuplehash[0].tuple.dst.u3.ip6[1];
-            orig6_dst[2] = ct->tuplehash[0].tuple.dst.u3.ip6[2];
-            orig6_dst[3] = ct->tuplehash[0].tuple.dst.u3.ip6[3];
-        } else {
-            orig_src = ct->tuplehash[0].tuple.src.u3.ip;
-            orig_dst = ct->tuplehash[0].tuple.dst.u3.ip;
-        }
-        orig_sport = ct->tuplehash[0].tuple.src.u.all;
-        orig_dport = ct->tuplehash[0].tuple.dst.u.all;
-        orig_known = true;
+                                      ovs_bpf_ct_tp_of(&orig)));
+        ovs_bpf_ct_orig_tuple_of(k, ipv6, &orig);
         if (act.flags & OVS_BPF_CT_F_NAT) {
             natted = ovs_bpf_ct_nat_of(ct, reply, ipv6, &nat);
         }
@@ -752,21 +752,9 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             }
             k->ct_mark = act.mark & act.mark_mask;
         }
-    }
-    if (!(state & OVS_BPF_CS_INVALID)) {
-        /* An invalid packet has no connection, so no original tuple. */
-        ovs_bpf_ct_orig_tuple(k, ipv6, reply);
-        if (orig_known && ipv6) {
-            __builtin_memcpy(k->ct_ipv6_src, orig6_src, 16);
-            __builtin_memcpy(k->ct_ipv6_dst, orig6_dst, 16);
-            k->ct_tp_src = orig_sport;
-            k->ct_tp_dst = orig_dport;
-        } else if (orig_known) {
-            k->ct_nw_src = orig_src;
-            k->ct_nw_dst = orig_dst;
-            k->ct_tp_src = orig_sport;
-            k->ct_tp_dst = orig_dport;
-        }
+        /* A new connection's original tuple is the packet's (before NAT).
+         * (An invalid packet has no connection, so no original tuple.) */
+        ovs_bpf_ct_orig_tuple(k, ipv6);
     }
     if (natted) {
         if (ovs_bpf_ct_nat_rewrite(skb, s, &nat)) {
