@@ -182,8 +182,8 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
  * the labels extension is a struct nf_conn_labels, 128 bits that are, in
  * memory, OVS's ovs_u128 ct_label (as the kernel datapath copies them).
  * A connection gets the extension only when it is created while some user
- * of labels holds nf_connlabels_get() (net->ct.labels_used): the slow path
- * makes sure of that (lib/dpif-bpf-ct-slow.c).
+ * of labels holds nf_connlabels_get() (net->ct.labels_used):
+ * lib/dpif-bpf-ct-labels.c makes sure of that.
  *
  * The verifier lets a program follow 'ct->ext' (a PTR_TO_BTF_ID read with
  * BPF_PROBE_MEM) but not index the flexible 'data' of the extension area
@@ -250,7 +250,9 @@ ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
                                         : OVS_BPF_CT_TP_TCP_NEW);
 }
 
-/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone'. */
+/* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone': its
+ * original tuple, which ovs_bpf_ct_apply() also puts in the flow key from
+ * there rather than reading it a second time. */
 static __always_inline void
 ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
                        const struct nf_conn___ovs *ct, __u16 zone,
@@ -272,17 +274,33 @@ ovs_bpf_ct_tp_conn_key(struct ovs_bpf_ct_tp_conn *key,
     key->dst_port = ct->tuplehash[0].tuple.dst.u.all;
 }
 
-/* The timeout policy of connection 'ct' of 'zone', NULL if it has none (or
- * the policy was deleted since). */
-static __always_inline const struct ovs_bpf_ct_tp *
-ovs_bpf_ct_tp_of(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
-                 bool ipv6)
+/* True if there may be timeout policies: ovs-vswitchd keeps the number of
+ * entries of 'ct_tps' in 'dp_config' (lib/dpif-bpf-ct-tp.c).  With none,
+ * no connection can have one, whatever 'ct_tp_conns' still holds, and
+ * ct() of a packet of a known connection skips that lookup. */
+static __always_inline bool
+ovs_bpf_ct_tps_in_use(void)
 {
-    struct ovs_bpf_ct_tp_conn key;
+    const struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
+
+    /* The lookup of the only entry of an array cannot fail, but the
+     * verifier wants the NULL test; if it did fail, doing the lookup is
+     * what is always right. */
+    return !cfg || cfg->n_ct_tps;
+}
+
+/* The timeout policy of the connection whose key in 'ct_tp_conns' is 'key'
+ * (ovs_bpf_ct_tp_conn_key()), NULL if it has none (or the policy was
+ * deleted since). */
+static __always_inline const struct ovs_bpf_ct_tp *
+ovs_bpf_ct_tp_of(const struct ovs_bpf_ct_tp_conn *key)
+{
     __u32 *id;
 
-    ovs_bpf_ct_tp_conn_key(&key, ct, zone, proto, ipv6);
-    id = bpf_map_lookup_elem(&ct_tp_conns, &key);
+    if (!ovs_bpf_ct_tps_in_use()) {
+        return NULL;
+    }
+    id = bpf_map_lookup_elem(&ct_tp_conns, key);
     return id ? bpf_map_lookup_elem(&ct_tps, id) : NULL;
 }
 
@@ -303,23 +321,40 @@ ovs_bpf_ct_tp_set(const struct nf_conn___ovs *ct, __u16 zone, __u8 proto,
     }
 }
 
-/* Sets the original direction tuple of 'k' to the packet's own tuple, or to
- * its reverse if 'reply'. */
+/* Sets the original direction tuple of 'k' to the packet's own tuple (a
+ * connection that this packet creates, or would). */
 static __always_inline void
-ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6, bool reply)
+ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6)
 {
     k->ct_nw_proto = k->nw_proto;
     if (ipv6) {
-        __builtin_memcpy(k->ct_ipv6_src, reply ? k->ipv6_dst : k->ipv6_src,
-                         16);
-        __builtin_memcpy(k->ct_ipv6_dst, reply ? k->ipv6_src : k->ipv6_dst,
-                         16);
+        __builtin_memcpy(k->ct_ipv6_src, k->ipv6_src, 16);
+        __builtin_memcpy(k->ct_ipv6_dst, k->ipv6_dst, 16);
     } else {
-        k->ct_nw_src = reply ? k->ipv4_dst : k->ipv4_src;
-        k->ct_nw_dst = reply ? k->ipv4_src : k->ipv4_dst;
+        k->ct_nw_src = k->ipv4_src;
+        k->ct_nw_dst = k->ipv4_dst;
     }
-    k->ct_tp_src = reply ? k->tp_dst : k->tp_src;
-    k->ct_tp_dst = reply ? k->tp_src : k->tp_dst;
+    k->ct_tp_src = k->tp_src;
+    k->ct_tp_dst = k->tp_dst;
+}
+
+/* Sets the original direction tuple of 'k' to that of its connection,
+ * 'orig' (ovs_bpf_ct_tp_conn_key()): with NAT, the reverse of a reply is
+ * not it. */
+static __always_inline void
+ovs_bpf_ct_orig_tuple_of(struct ovs_bpf_flow_key *k, bool ipv6,
+                         const struct ovs_bpf_ct_tp_conn *orig)
+{
+    k->ct_nw_proto = k->nw_proto;
+    if (ipv6) {
+        __builtin_memcpy(k->ct_ipv6_src, orig->src, 16);
+        __builtin_memcpy(k->ct_ipv6_dst, orig->dst, 16);
+    } else {
+        k->ct_nw_src = orig->src[0];
+        k->ct_nw_dst = orig->dst[0];
+    }
+    k->ct_tp_src = orig->src_port;
+    k->ct_tp_dst = orig->dst_port;
 }
 
 /* Zeroes the conntrack fields of 'k' (ct_clear, and before ct()). */
@@ -362,45 +397,30 @@ ovs_bpf_ct_lookup_args(const struct ovs_bpf_flow_key *k, __u16 zone,
     return tlen;
 }
 
-/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL) of the packet
- * of 'k': true if the ct() can run in BPF because it has no labels to
- * write, its TCP or UDP connection being there with the labels that 'lbl'
- * sets already (the established packets of a connection that a pipeline
- * commits with the same labels each time); false if it takes the slow
- * path, which writes them (and makes the connection if there is none).  A
- * packet that is not TCP or UDP (or not IP, or a fragment) is for the
- * slow path, reassembly or +inv as without labels: true. */
+/* For ct(commit) 'act' with labels 'lbl' (OVS_BPF_CT_F_LABEL): true if the
+ * ct() can run in BPF because it has no labels to write, its TCP or UDP
+ * connection 'ct' (NULL: none), looked up in direction 'dir', being there
+ * with the labels that 'lbl' sets already (the established packets of a
+ * connection that a pipeline commits with the same labels each time);
+ * false if it takes the slow path, which writes them (and makes the
+ * connection if there is none).  'labels' gets the labels of 'ct'. */
 static __always_inline bool
-ovs_bpf_ct_labels_done(struct __sk_buff *skb,
-                       const struct ovs_bpf_flow_key *k,
+ovs_bpf_ct_labels_done(const struct nf_conn___ovs *ct, __u8 dir,
                        const struct ovs_bpf_act_ct *act,
-                       const struct ovs_bpf_act_ct_label *lbl)
+                       const struct ovs_bpf_act_ct_label *lbl,
+                       __u8 labels[16])
 {
-    bool ipv6 = k->eth_type == bpf_htons(0x86dd);
-    struct bpf_ct_opts___ovs opts;
-    struct bpf_sock_tuple t;
-    struct nf_conn___ovs *ct;
     __u64 cur[2], val[2], mask[2];
-    __u32 tlen;
 
-    if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
-        || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
-        || k->nw_frag) {
-        return true;
-    }
-    tlen = ovs_bpf_ct_lookup_args(k, act->zone, ipv6, &t, &opts);
-    ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
     if (!ct) {
         return false;
     }
-    if ((act->flags & OVS_BPF_CT_F_FORCE)
-        && opts.dir == OVS_BPF_IP_CT_DIR_REPLY) {
+    if ((act->flags & OVS_BPF_CT_F_FORCE) && dir == OVS_BPF_IP_CT_DIR_REPLY) {
         /* force_commit replaces it: a new connection. */
-        bpf_ct_release(ct);
         return false;
     }
-    ovs_bpf_ct_labels(ct, (__u8 *) cur);
-    bpf_ct_release(ct);
+    ovs_bpf_ct_labels(ct, labels);
+    __builtin_memcpy(cur, labels, 16);
     __builtin_memcpy(val, lbl->label, 16);
     __builtin_memcpy(mask, lbl->mask, 16);
     return (cur[0] & mask[0]) == val[0] && (cur[1] & mask[1]) == val[1];
@@ -582,30 +602,37 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     return false;
 }
 
-/* Runs ct() 'actp' on the packet of 's', whose key holds its headers: sets
- * the conntrack fields of the key, commits, NATs.  Returns 0, or
- * TC_ACT_SHOT if the packet is to be dropped (counted).  The ct action
- * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h). */
+/* What ovs_bpf_ct_apply() returns, besides 0 and TC_ACT_SHOT, for a ct()
+ * with labels to write: the packet is for the slow path, and nothing was
+ * done (the key is as it was, the connection untouched). */
+#define OVS_BPF_CT_TO_SLOW_PATH (-1)
+
+/* Runs ct() 'actp' (with labels 'lbl' if it has OVS_BPF_CT_F_LABEL, else
+ * NULL) on the packet of 's', whose key holds its headers: sets the
+ * conntrack fields of the key, commits, NATs.  Returns 0, TC_ACT_SHOT if
+ * the packet is to be dropped (counted), or OVS_BPF_CT_TO_SLOW_PATH if
+ * 'lbl' has labels to write (see ovs_bpf_ct_labels_done()), decided on the
+ * one lookup of the connection before anything changes.  The ct action
+ * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h,
+ * without labels: those take the slow path there). */
 static __always_inline int
 ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                 const struct ovs_bpf_act_ct *actp)
+                 const struct ovs_bpf_act_ct *actp,
+                 const struct ovs_bpf_act_ct_label *lbl)
 {
     struct bpf_ct_opts___ovs opts;
     struct ovs_bpf_ct_nat nat;
     struct ovs_bpf_act_ct act;
     struct bpf_sock_tuple t;
     struct ovs_bpf_flow_key *k;
+    struct ovs_bpf_ct_tp_conn orig;
     struct nf_conn___ovs *ct;
     __u32 tlen, state;
-    __be32 orig_src = 0, orig_dst = 0;
-    __be32 orig6_src[4] = { 0 }, orig6_dst[4] = { 0 };
-    __be16 orig_sport = 0, orig_dport = 0;
-    bool ipv6, reply, natted = false, orig_known = false;
+    bool ipv6, reply, natted = false;
+    __u8 labels[16];
 
     act = *actp;
     k = &s->key;
-    ovs_bpf_ct_clear_key(k);
-    k->ct_zone = act.zone;
     state = OVS_BPF_CS_TRACKED;
 
     ipv6 = k->eth_type == bpf_htons(0x86dd);
@@ -613,7 +640,10 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         || (k->nw_proto != IPPROTO_TCP && k->nw_proto != IPPROTO_UDP)
         || k->nw_frag) {
         /* Not IP, or an IP fragment (whose ports are not known before
-         * reassembly). */
+         * reassembly); with labels too, as the slow path would not know
+         * more. */
+        ovs_bpf_ct_clear_key(k);
+        k->ct_zone = act.zone;
         k->ct_state = state | OVS_BPF_CS_INVALID;
         return 0;
     }
@@ -622,6 +652,18 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
     reply = false;
     ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
+    if (lbl && !ovs_bpf_ct_labels_done(ct, opts.dir, &act, lbl, labels)) {
+        /* Labels to write: before anything here changes the connection
+         * or the key, whose conntrack fields go up as they are. */
+        if (ct) {
+            bpf_ct_release(ct);
+        }
+        return OVS_BPF_CT_TO_SLOW_PATH;
+    }
+    /* The lookup arguments come from the packet's fields, not the key's
+     * conntrack fields, so clearing them after the lookup is the same. */
+    ovs_bpf_ct_clear_key(k);
+    k->ct_zone = act.zone;
     if (ct && opts.dir == OVS_BPF_IP_CT_DIR_REPLY
         && (act.flags & OVS_BPF_CT_F_FORCE)) {
         /* ct(force_commit) of a packet of the reply direction: the
@@ -661,29 +703,19 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                        | (act.mark & act.mark_mask);
         }
         k->ct_mark = ct->mark;
-        ovs_bpf_ct_labels(ct, k->ct_label);
+        if (lbl) {
+            /* Read by ovs_bpf_ct_labels_done() already. */
+            __builtin_memcpy(k->ct_label, labels, 16);
+        } else {
+            ovs_bpf_ct_labels(ct, k->ct_label);
+        }
+        /* The entry's original tuple, read once: the key of its timeout
+         * policy and the key's original tuple. */
+        ovs_bpf_ct_tp_conn_key(&orig, ct, act.zone, k->nw_proto, ipv6);
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
                                       k, replied, false,
-                                      ovs_bpf_ct_tp_of(ct, act.zone,
-                                                       k->nw_proto, ipv6)));
-        /* The original tuple is the entry's: with NAT, the reverse of a
-         * reply is not it. */
-        if (ipv6) {
-            orig6_src[0] = ct->tuplehash[0].tuple.src.u3.ip6[0];
-            orig6_src[1] = ct->tuplehash[0].tuple.src.u3.ip6[1];
-            orig6_src[2] = ct->tuplehash[0].tuple.src.u3.ip6[2];
-            orig6_src[3] = ct->tuplehash[0].tuple.src.u3.ip6[3];
-            orig6_dst[0] = ct->tuplehash[0].tuple.dst.u3.ip6[0];
-            orig6_dst[1] = ct->tuplehash[0].tuple.dst.u3.ip6[1];
-            orig6_dst[2] = ct->tuplehash[0].tuple.dst.u3.ip6[2];
-            orig6_dst[3] = ct->tuplehash[0].tuple.dst.u3.ip6[3];
-        } else {
-            orig_src = ct->tuplehash[0].tuple.src.u3.ip;
-            orig_dst = ct->tuplehash[0].tuple.dst.u3.ip;
-        }
-        orig_sport = ct->tuplehash[0].tuple.src.u.all;
-        orig_dport = ct->tuplehash[0].tuple.dst.u.all;
-        orig_known = true;
+                                      ovs_bpf_ct_tp_of(&orig)));
+        ovs_bpf_ct_orig_tuple_of(k, ipv6, &orig);
         if (act.flags & OVS_BPF_CT_F_NAT) {
             natted = ovs_bpf_ct_nat_of(ct, reply, ipv6, &nat);
         }
@@ -720,21 +752,9 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             }
             k->ct_mark = act.mark & act.mark_mask;
         }
-    }
-    if (!(state & OVS_BPF_CS_INVALID)) {
-        /* An invalid packet has no connection, so no original tuple. */
-        ovs_bpf_ct_orig_tuple(k, ipv6, reply);
-        if (orig_known && ipv6) {
-            __builtin_memcpy(k->ct_ipv6_src, orig6_src, 16);
-            __builtin_memcpy(k->ct_ipv6_dst, orig6_dst, 16);
-            k->ct_tp_src = orig_sport;
-            k->ct_tp_dst = orig_dport;
-        } else if (orig_known) {
-            k->ct_nw_src = orig_src;
-            k->ct_nw_dst = orig_dst;
-            k->ct_tp_src = orig_sport;
-            k->ct_tp_dst = orig_dport;
-        }
+        /* A new connection's original tuple is the packet's (before NAT).
+         * (An invalid packet has no connection, so no original tuple.) */
+        ovs_bpf_ct_orig_tuple(k, ipv6);
     }
     if (natted) {
         if (ovs_bpf_ct_nat_rewrite(skb, s, &nat)) {
@@ -755,6 +775,7 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a, *arg;
     __u32 idx, next;
+    int ret;
 
     a = ovs_bpf_action_begin(skb, &s, &idx);
     if (!a) {
@@ -773,15 +794,15 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
         lbl = &arg->u.ct_label;
         next++;
     }
-    if (ovs_bpf_ct_is_slow(&s->key)
-        || (lbl && !ovs_bpf_ct_labels_done(skb, &s->key, &a->u.ct, lbl))) {
-        /* ICMP and the other protocols the kfuncs refuse, and commits
-         * with labels to write.  The key's conntrack fields go up as they
-         * are: ovs-vswitchd finds the connection of an earlier ct() of the
-         * packet from them. */
+    /* ICMP and the other protocols the kfuncs refuse go up, and so do
+     * commits with labels to write (ovs_bpf_ct_apply() says which).  The
+     * key's conntrack fields go up as they are: ovs-vswitchd finds the
+     * connection of an earlier ct() of the packet from them. */
+    ret = (ovs_bpf_ct_is_slow(&s->key) ? OVS_BPF_CT_TO_SLOW_PATH
+           : ovs_bpf_ct_apply(skb, s, &a->u.ct, lbl));
+    if (ret == OVS_BPF_CT_TO_SLOW_PATH) {
         return ovs_bpf_ct_slow_path(skb, s, idx);
-    }
-    if (ovs_bpf_ct_apply(skb, s, &a->u.ct)) {
+    } else if (ret) {
         return TC_ACT_SHOT;
     }
     return ovs_bpf_run_actions(skb, s, next);

@@ -11,6 +11,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf.h \
 	lib/dpif-bpf-ct.c \
 	lib/dpif-bpf-ct.h \
+	lib/dpif-bpf-ct-labels.c \
+	lib/dpif-bpf-ct-labels.h \
 	lib/dpif-bpf-ct-limit.c \
 	lib/dpif-bpf-ct-limit.h \
 	lib/dpif-bpf-ct-slow.c \

@@ -56,7 +56,8 @@ ovs_bpf_ct_reass__(struct __sk_buff *skb)
     s->l4_ofs = io->l4_ofs;
     s->ipv6_rh = 0;
     s->clone_active = 0;
-    verdict = ovs_bpf_ct_apply(skb, s, &io->act) ? TC_ACT_SHOT : TC_ACT_OK;
+    verdict = (ovs_bpf_ct_apply(skb, s, &io->act, NULL)
+               ? TC_ACT_SHOT : TC_ACT_OK);
     __builtin_memcpy(&io->key, &s->key, sizeof io->key);
     return verdict;
 }

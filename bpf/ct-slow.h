@@ -35,7 +35,7 @@
  * A ct(commit) with labels (OVS_BPF_CT_F_LABEL) of a TCP or UDP packet
  * takes it too when it has labels to write: no kfunc writes them, and a
  * connection that bpf_skb_ct_alloc() makes has no room for them (see
- * lib/dpif-bpf-ct-slow.c).  One whose connection has the labels already
+ * lib/dpif-bpf-ct-slow.c and lib/dpif-bpf-ct-labels.c).  One whose connection has the labels already
  * stays in BPF (bpf/actions-ct.h).
  *
  * Inside a clone(), the copy that the clone's actions work on goes up with

@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 9
+#define OVS_BPF_ABI_VERSION 10
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -604,6 +604,9 @@ struct ovs_bpf_dp_config {
     __u32 mask_order;           /* Entry of 'mask_order' in use (0 or 1). */
     __u32 tap_ifindex;          /* ifindex of the downcall TAP device. */
     __u8 secret[OVS_BPF_SECRET_LEN];    /* Downcall authentication. */
+    __u32 n_ct_tps;             /* Entries of 'ct_tps' (timeout policies):
+                                 * with none, ct() skips the per-packet
+                                 * 'ct_tp_conns' lookup. */
 };
 
 /* Value of the 'ports' array map, indexed by odp port number (__u32, below

@@ -37,9 +37,4 @@ bool dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *,
                               const struct ovs_bpf_act_ct_label *,
                               struct dp_packet *, const struct flow *);
 
-/* Makes the kernel give the connections created from now on in this
- * process's network namespace room for labels, for as long as the process
- * lives.  Returns 0 or an errno value (then the datapath has no labels). */
-int dpif_bpf_ct_labels_enable(void);
-
 #endif /* dpif-bpf-ct-slow.h */

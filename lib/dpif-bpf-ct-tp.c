@@ -83,6 +83,42 @@ ct_tps_fd(struct dpif *dpif)
     return dp->obj ? dp->obj->ct_tps_fd : -1;
 }
 
+uint32_t
+dpif_bpf_ct_tp_count(const struct dpif_bpf_obj *obj)
+{
+    uint32_t key, n = 0;
+
+    if (!obj) {
+        return 0;
+    }
+    for (int error = bpf_map_get_next_key(obj->ct_tps_fd, NULL, &key);
+         !error;
+         error = bpf_map_get_next_key(obj->ct_tps_fd, &key, &key)) {
+        n++;
+    }
+    return n;
+}
+
+/* Tells the BPF programs how many policies there are now (see
+ * ovs_bpf_ct_tps_in_use() of bpf/actions-ct.h), after a change of
+ * 'ct_tps': a packet in between sees the policy it had or the one it
+ * gets, as with a policy changed under a live connection. */
+static void
+ct_tps_changed(struct dpif *dpif)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    dp->n_ct_tps = dpif_bpf_ct_tp_count(dp->obj);
+    error = dp_bpf_write_config(dp);
+    ovs_mutex_unlock(&dp->mutex);
+    if (error) {
+        VLOG_WARN_RL(&rl, "cannot write the number of timeout policies "
+                     "(%s)", ovs_strerror(error));
+    }
+}
+
 int
 dpif_bpf_ct_set_timeout_policy(struct dpif *dpif,
                                const struct ct_dpif_timeout_policy *tp)
@@ -119,6 +155,7 @@ dpif_bpf_ct_set_timeout_policy(struct dpif *dpif,
                      tp->id, ovs_strerror(error));
         return error;
     }
+    ct_tps_changed(dpif);
     return 0;
 }
 
@@ -159,7 +196,11 @@ dpif_bpf_ct_del_timeout_policy(struct dpif *dpif, uint32_t tp_id)
     if (fd < 0) {
         return EOPNOTSUPP;
     }
-    return bpf_map_delete_elem(fd, &tp_id) ? errno : 0;
+    if (bpf_map_delete_elem(fd, &tp_id)) {
+        return errno;
+    }
+    ct_tps_changed(dpif);
+    return 0;
 }
 
 struct ct_tp_dump {

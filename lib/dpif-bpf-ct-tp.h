@@ -44,6 +44,9 @@ int dpif_bpf_ct_get_timeout_policy_name(struct dpif *, uint32_t tp_id,
                                         uint16_t dl_type, uint8_t nw_proto,
                                         char **tp_name, bool *is_generic);
 
+/* The number of timeout policies in the 'ct_tps' map of 'obj'. */
+uint32_t dpif_bpf_ct_tp_count(const struct dpif_bpf_obj *obj);
+
 /* For the slow path: records that the connection 'orig' of 'zone', which
  * a commit just created, has policy 'tp_id' (0: none); and gives the
  * timeout in seconds of 'state' under 'tp_id', or if that is 0 under the

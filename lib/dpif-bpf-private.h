@@ -115,6 +115,8 @@ struct dp_bpf {
      * busiest first, and the 'mask_order' entry that holds it. */
     uint8_t mask_order[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t mask_order_sel OVS_GUARDED;
+    /* Timeout policies in 'ct_tps', for 'dp_config' (dpif-bpf-ct-tp.c). */
+    uint32_t n_ct_tps OVS_GUARDED;
     long long int next_rebalance OVS_GUARDED;   /* In msec. */
     uint32_t flow_limit OVS_GUARDED;
     uint32_t max_masks OVS_GUARDED;
@@ -155,8 +157,8 @@ get_dp_bpf(const struct dpif *dpif)
     return dpif_bpf_cast(dpif)->dp;
 }
 
-/* Writes the mask order in use, the TAP's ifindex and the secret into the
- * BPF 'dp_config' map (dpif-bpf.c). */
+/* Writes the mask order in use, the TAP's ifindex, the secret and the
+ * number of timeout policies into the BPF 'dp_config' map (dpif-bpf.c). */
 int dp_bpf_write_config(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 
 /* Sum over the CPUs of a __u64 entry of a per-CPU array map

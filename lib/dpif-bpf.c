@@ -71,6 +71,7 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "dpif-bpf-ct.h"
+#include "dpif-bpf-ct-labels.h"
 #include "dpif-bpf-ct-limit.h"
 #include "dpif-bpf-ct-slow.h"
 #include "dpif-bpf-ct-tp.h"
@@ -134,6 +135,9 @@ static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
 /* Datapath creation and destruction.                                 */
 /* ------------------------------------------------------------------ */
 
+/* The same layout as for clang -target bpf (see datapath-abi.h). */
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_dp_config) == 28);
+
 int
 dp_bpf_write_config(struct dp_bpf *dp)
     OVS_REQUIRES(dp->mutex)
@@ -144,6 +148,7 @@ dp_bpf_write_config(struct dp_bpf *dp)
     memset(&cfg, 0, sizeof cfg);
     cfg.mask_order = dp->mask_order_sel;
     cfg.tap_ifindex = dp->tap_ifindex;
+    cfg.n_ct_tps = dp->n_ct_tps;
     memcpy(cfg.secret, dp->secret, sizeof cfg.secret);
     return (bpf_map_update_elem(dp->obj->dp_config_fd, &zero, &cfg, BPF_ANY)
             ? errno : 0);
@@ -349,6 +354,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         dp_bpf_ports_adopt(dp);
         dp_bpf_flows_adopt(dp);
     }
+    /* The timeout policies outlive ovs-vswitchd in their pinned map. */
+    dp->n_ct_tps = dpif_bpf_ct_tp_count(dp->obj);
     error = dp_bpf_write_config(dp);
     ovs_mutex_unlock(&dp->mutex);
     if (error) {
