@@ -1281,6 +1281,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     bool not_eth = x->not_eth;
     ovs_be16 l3_type = x->l3_type;
     bool nsh_popped = x->nsh_popped;
+    bool bpf_pop_eth = x->bpf_pop_eth;
     int error;
 
     slot = new_slot(x, type);
@@ -1295,6 +1296,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     x->not_eth = not_eth;
     x->l3_type = l3_type;
     x->nsh_popped = nsh_popped;
+    x->bpf_pop_eth = bpf_pop_eth;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;

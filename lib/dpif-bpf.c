@@ -913,8 +913,8 @@ dp_bpf_l3_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     if (up->cap_len < up->pkt_len
         || (up->l3_type != htons(ETH_TYPE_IP)
             && up->l3_type != htons(ETH_TYPE_IPV6))) {
-        /* Cut to what an upcall carries (OVS_BPF_UPCALL_MAX_CAP): it
-         * cannot be forwarded whole. */
+        /* Cut to what an upcall carries (OVS_BPF_UPCALL_MAX_CAP), it
+         * cannot be forwarded whole; BPF sends up no other type. */
         COVERAGE_INC(dpif_bpf_l3_drop);
         return;
     }
