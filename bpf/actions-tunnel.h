@@ -15,7 +15,8 @@
  */
 
 /* SET_TUNNEL: set(tunnel(...)), kept for the outputs to tunnel ports that
- * follow (bpf/tunnel.h applies it). */
+ * follow (bpf/tunnel.h applies it), and POP_ETH, for the outputs to layer
+ * 3 tunnel ports (VXLAN-GPE) that follow. */
 
 #ifndef BPF_ACTIONS_TUNNEL_H
 #define BPF_ACTIONS_TUNNEL_H 1
@@ -24,6 +25,7 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <linux/if_ether.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
 #include "bpf/maps.h"
@@ -60,6 +62,36 @@ ovs_bpf_act_set_tunnel__(struct __sk_buff *skb)
     tk->tunnel_ttl = t->ttl;
     s->tun_flags = t->flags;
     s->tun_valid = 1;
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+/* OVS_BPF_ACTION_POP_ETH: the packet is from now on a layer 3 packet,
+ * which only an output to a layer 3 port may follow (the translation sees
+ * to it).  The bytes stay as they are: the redirect to the port's device,
+ * which has no link layer, takes off what is in front of the network
+ * header (see ovs_bpf_output()).  As the kernel datapath, refuses a packet
+ * with a VLAN tag; and a packet that is neither IPv4 nor IPv6 (skb's
+ * protocol), which no layer 3 device here can send.  (Removing the bytes
+ * here would need bpf_skb_adjust_room(), which only opens or closes room
+ * behind the Ethernet header, and the same redirect would then take off
+ * the first bytes of the IP header.) */
+static __always_inline int
+ovs_bpf_act_pop_eth__(struct __sk_buff *skb)
+{
+    struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *a;
+    __u32 idx;
+
+    a = ovs_bpf_action_begin(skb, &s, &idx);
+    if (!a) {
+        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+    }
+    if (skb->vlan_present || skb->cb[OVS_BPF_CB_NO_ETH]
+        || (skb->protocol != bpf_htons(ETH_P_IP)
+            && skb->protocol != bpf_htons(ETH_P_IPV6))) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH);
+    }
+    skb->cb[OVS_BPF_CB_NO_ETH] = 1;
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 

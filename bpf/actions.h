@@ -55,6 +55,9 @@
 #define OVS_BPF_CB_SENT 3           /* An OUTPUT or USERSPACE action ran in
                                      * this pass: the end of the chain is
                                      * not a drop of the flow's. */
+#define OVS_BPF_CB_NO_ETH 4         /* A pop_eth ran: the Ethernet header
+                                     * still in the bytes is no longer the
+                                     * packet's (see ovs_bpf_output()). */
 
 static __always_inline void
 ovs_bpf_cb_init(struct __sk_buff *skb)
@@ -63,6 +66,7 @@ ovs_bpf_cb_init(struct __sk_buff *skb)
     skb->cb[OVS_BPF_CB_RECIRC] = 0;
     skb->cb[OVS_BPF_CB_TRUNC] = 0;
     skb->cb[OVS_BPF_CB_SENT] = 0;
+    skb->cb[OVS_BPF_CB_NO_ETH] = 0;
 }
 
 /* Slot 'idx' of 's', or NULL if 'idx' is out of range.
@@ -113,7 +117,16 @@ ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
  * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
  * is the kernel's, and counted in the device's statistics.  An output to a
  * tunnel port first gives the packet the tunnel key of the last
- * set(tunnel(...)) (bpf/tunnel.h); without one, the output fails. */
+ * set(tunnel(...)) (bpf/tunnel.h); without one, the output fails.
+ *
+ * A layer 3 port (OVS_BPF_PORT_F_L3) takes only packets that a pop_eth
+ * left without Ethernet header, and the other ports only packets with
+ * one: the header that pop_eth leaves in the bytes goes at the redirect,
+ * since the kernel pulls everything in front of the network header off a
+ * packet redirected to a device without link layer
+ * (__bpf_redirect_no_mac()).  Any other output fails: it is a flow that
+ * ofproto would not give (it pops the Ethernet header before an output to
+ * a layer 3 port and pushes one before any other). */
 static __always_inline int
 ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
 {
@@ -122,6 +135,10 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
 
     if (!port || !port->ifindex) {
         ovs_bpf_drop(OVS_BPF_DROP_NO_PORT);
+        return last ? TC_ACT_SHOT : 0;
+    }
+    if (!(port->flags & OVS_BPF_PORT_F_L3) != !skb->cb[OVS_BPF_CB_NO_ETH]) {
+        ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
         return last ? TC_ACT_SHOT : 0;
     }
     if (port->flags & OVS_BPF_PORT_F_TUNNEL && !ovs_bpf_tunnel_tx(skb)) {

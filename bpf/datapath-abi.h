@@ -334,7 +334,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(SET_TUNNEL, set_tunnel)          /* u.tunnel */           \
     OVS_BPF_ACTION(CT, ct)                          /* u.ct */              \
     OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */       \
-    OVS_BPF_ACTION(CT_LABEL, ct_label)              /* u.ct_label: CT's */
+    OVS_BPF_ACTION(CT_LABEL, ct_label)              /* u.ct_label: CT's */ \
+    OVS_BPF_ACTION(POP_ETH, pop_eth)                /* no argument */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -627,6 +628,14 @@ struct ovs_bpf_port {
  * (bpf_skb_get_tunnel_key()), and an output to it applies the tunnel key
  * of the last OVS_BPF_ACTION_SET_TUNNEL (without one, the output fails). */
 #define OVS_BPF_PORT_F_TUNNEL (1u << 1)
+/* The port is a layer 3 port (a VXLAN-GPE device, ARPHRD_NONE): its
+ * packets have no Ethernet header.  The ingress program sends an IPv4 or
+ * IPv6 packet received on it up as an OVS_BPF_UPCALL_L3 upcall, unparsed,
+ * and only a packet whose Ethernet header an OVS_BPF_ACTION_POP_ETH
+ * removed may be output to it (the redirect to a device without link
+ * layer takes the header off); see "Layer 3 ports" in
+ * Documentation/topics/dpif-bpf.rst. */
+#define OVS_BPF_PORT_F_L3 (1u << 2)
 
 /* How the ingress program finds 'in_port' from the ifindex of the device
  * that received the packet.  For an ifindex below
@@ -810,6 +819,11 @@ enum ovs_bpf_upcall_type {
     OVS_BPF_UPCALL_CT,              /* ct() of a protocol that the conntrack
                                      * kfuncs do not track (ICMP...): see
                                      * bpf/ct-slow.h. */
+    OVS_BPF_UPCALL_L3,              /* A packet without Ethernet header
+                                     * received on a layer 3 port
+                                     * (OVS_BPF_PORT_F_L3), its ethertype in
+                                     * 'l3_type': ovs-vswitchd forwards it
+                                     * as a layer 3 packet. */
 };
 
 /* ovs_bpf_upcall 'flags'. */
@@ -842,6 +856,8 @@ struct ovs_bpf_upcall {
     __u32 skb_mark;
     __be16 vlan_tci;
     __be16 vlan_proto;
+    __be16 l3_type;             /* OVS_BPF_UPCALL_L3 only: skb->protocol. */
+    __u16 pad_l3;
     __u32 flags;                /* enum ovs_bpf_upcall_flags. */
     __u16 csum_start;           /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */

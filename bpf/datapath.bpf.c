@@ -105,6 +105,14 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         if (port && port->flags & OVS_BPF_PORT_F_TUNNEL) {
             ovs_bpf_tunnel_rx(skb, &s->key);
         }
+        /* A layer 3 port's IP packets have no Ethernet header for the
+         * parser; what it carries with one (ETH_P_TEB, Ethernet over
+         * VXLAN-GPE) is an Ethernet frame like any other. */
+        if (port && port->flags & OVS_BPF_PORT_F_L3
+            && (skb->protocol == bpf_htons(ETH_P_IP)
+                || skb->protocol == bpf_htons(ETH_P_IPV6))) {
+            return ovs_bpf_l3_upcall(skb, s);
+        }
     } else if (s->reentry == OVS_BPF_REENTRY_DOWNCALL) {
         s->tun_valid = 0;
     }
@@ -299,6 +307,13 @@ int
 ovs_bpf_act_set_tunnel(struct __sk_buff *skb)
 {
     return ovs_bpf_act_set_tunnel__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_pop_eth(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_pop_eth__(skb);
 }
 
 SEC("tc")

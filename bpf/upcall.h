@@ -97,4 +97,21 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
     ovs_bpf_upcall__(skb, s, type, sizeof s->upcall);
 }
 
+/* Sends up 'skb', a packet without Ethernet header received on a layer 3
+ * port (OVS_BPF_PORT_F_L3), as an OVS_BPF_UPCALL_L3 upcall: ovs-vswitchd
+ * forwards it with its layer 3 flows, as it does the packets that lose
+ * their Ethernet header in its own actions (see "Layer 3 ports" in
+ * Documentation/topics/dpif-bpf.rst).  Counted as a miss: the packet left
+ * the BPF programs without a flow. */
+static __always_inline int
+ovs_bpf_l3_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
+{
+    ovs_bpf_count(OVS_BPF_STAT_MISSED);
+    __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
+    s->upcall.l3_type = (__be16) skb->protocol;
+    s->upcall.pad_l3 = 0;
+    ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_L3);
+    return TC_ACT_SHOT;
+}
+
 #endif /* BPF_UPCALL_H */

@@ -91,9 +91,10 @@ dpif_bpf_veth_create(const char *name, const char *peer)
  * each packet come from its metadata: bpf_skb_set_tunnel_key() on output,
  * bpf_skb_get_tunnel_key() on input), no learning, IPv6 packets with a zero
  * UDP checksum accepted, and the largest MTU tunnels take.  The UDP
- * checksum of what it sends is set per packet, by the tunnel key's flags. */
+ * checksum of what it sends is set per packet, by the tunnel key's flags.
+ * With 'gpe', a VXLAN-GPE device ("gpe"), for a layer 3 port. */
 int
-dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port)
+dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port, bool gpe)
 {
     /* As the kernel datapath's: a little below UINT16_MAX, which some
      * tunnel devices refuse. */
@@ -115,6 +116,11 @@ dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port)
     nl_msg_put_u8(&msg, IFLA_VXLAN_COLLECT_METADATA, 1);
     nl_msg_put_u8(&msg, IFLA_VXLAN_UDP_ZERO_CSUM6_RX, 1);
     nl_msg_put_be16(&msg, IFLA_VXLAN_PORT, dst_port);
+    if (gpe) {
+        /* A device without link layer (ARPHRD_NONE) that carries IP
+         * packets as they are, with the VXLAN-GPE header. */
+        nl_msg_put_flag(&msg, IFLA_VXLAN_GPE);
+    }
     nl_msg_end_nested(&msg, data);
     nl_msg_end_nested(&msg, linkinfo);
 

@@ -26,7 +26,7 @@
 #include "openvswitch/types.h"
 
 int dpif_bpf_veth_create(const char *name, const char *peer);
-int dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port);
+int dpif_bpf_vxlan_create(const char *name, ovs_be16 dst_port, bool gpe);
 int dpif_bpf_link_delete(const char *name);
 bool dpif_bpf_link_has_master(const char *name);
 int dpif_bpf_link_set_up(int ifindex);

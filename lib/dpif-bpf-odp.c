@@ -742,6 +742,11 @@ struct act_xlate {
     bool nsh_popped;            /* After pop_nsh: whether the packet has an
                                  * Ethernet header depends on the NSH next
                                  * protocol (see check_nsh_action()). */
+    bool bpf_pop_eth;           /* With 'not_eth': a POP_ETH slot took the
+                                 * header off, for the outputs to layer 3
+                                 * ports that follow (bpf/actions.h). */
+    int nesting;                /* Within clone(), sample(),
+                                 * check_pkt_len(). */
 };
 
 static struct ovs_bpf_action *
@@ -1219,6 +1224,16 @@ check_nsh_action(struct act_xlate *x, const struct nlattr *a, int type)
     }
 }
 
+/* Returns true if action 'a' may follow a pop_eth that BPF runs (see
+ * struct act_xlate's 'bpf_pop_eth'). */
+static bool
+action_fits_bpf_pop_eth(const struct nlattr *a)
+{
+    return (nl_attr_type(a) == OVS_ACTION_ATTR_OUTPUT
+            || (nl_attr_type(a) == OVS_ACTION_ATTR_SET
+                && nl_attr_type(nl_attr_get(a)) == OVS_KEY_ATTR_TUNNEL));
+}
+
 /* Returns true if action 'a' may run on a packet without an Ethernet
  * header (see struct act_xlate's 'not_eth'). */
 static bool
@@ -1266,11 +1281,14 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     bool not_eth = x->not_eth;
     ovs_be16 l3_type = x->l3_type;
     bool nsh_popped = x->nsh_popped;
+    bool bpf_pop_eth = x->bpf_pop_eth;
     int error;
 
     slot = new_slot(x, type);
     slot->u.nested.probability = probability;
+    x->nesting++;
     error = xlate_actions(x, actions, len, more_after, &nested_modifies);
+    x->nesting--;
     if (error) {
         return error;
     }
@@ -1278,6 +1296,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     x->not_eth = not_eth;
     x->l3_type = l3_type;
     x->nsh_popped = nsh_popped;
+    x->bpf_pop_eth = bpf_pop_eth;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;
@@ -1322,17 +1341,21 @@ xlate_check_pkt_len(struct act_xlate *x, const struct nlattr *a, bool later,
     slot = new_slot(x, OVS_BPF_ACTION_CHECK_PKT_LEN);
     slot->u.check_pkt_len.pkt_len
         = nl_attr_get_u16(attrs[OVS_CHECK_PKT_LEN_ATTR_PKT_LEN]);
+    x->nesting++;
     error = xlate_actions(x, nl_attr_get(gt), nl_attr_get_size(gt), later,
                           modifies);
     if (error) {
+        x->nesting--;
         return error;
     }
     if (idx < OVS_BPF_MAX_ACTIONS) {
         x->slots[idx].u.check_pkt_len.n_gt = x->n - idx - 1;
     }
     new_slot(x, OVS_BPF_ACTION_END);
-    return xlate_actions(x, nl_attr_get(le), nl_attr_get_size(le), later,
-                         modifies);
+    error = xlate_actions(x, nl_attr_get(le), nl_attr_get_size(le), later,
+                          modifies);
+    x->nesting--;
+    return error;
 }
 
 static int
@@ -1631,8 +1654,11 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         /* A packet without an Ethernet header cannot be sent, sent up or
          * recirculated (the BPF programs see only Ethernet frames), nor
          * have its other headers rewritten: until push_eth, only its MPLS
-         * labels may be added, popped or changed. */
-        if (x->not_eth && !action_fits_no_eth(a)) {
+         * labels may be added, popped or changed.  Except after a pop_eth
+         * that BPF runs: its outputs, to layer 3 ports (BPF checks the
+         * port), and the set(tunnel(...)) of those. */
+        if (x->not_eth && !action_fits_no_eth(a)
+            && !(x->bpf_pop_eth && action_fits_bpf_pop_eth(a))) {
             return EINVAL;
         }
         /* After pop_nsh, only the recirculation of decap(). */
@@ -1835,13 +1861,20 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         case OVS_ACTION_ATTR_POP_ETH:
             /* With MPLS: decap() of an MPLS packet that carries IP, then
              * encap(ethernet).  odp_execute_actions() runs them; the state
-             * in between is checked above. */
+             * in between is checked above.  A pop_eth before the output to
+             * a layer 3 port (VXLAN-GPE) is a BPF action, outside nested
+             * lists (a clone() could not put the header back). */
             if (x->not_eth == (type == OVS_ACTION_ATTR_POP_ETH)) {
                 return EINVAL;
             }
             x->not_eth = type == OVS_ACTION_ATTR_POP_ETH;
+            x->bpf_pop_eth = x->not_eth && !x->nesting;
             x->l3_type = 0;
-            x->userspace_only = true;
+            if (x->bpf_pop_eth) {
+                new_slot(x, OVS_BPF_ACTION_POP_ETH);
+            } else {
+                x->userspace_only = true;
+            }
             *modifies = true;
             break;
 
@@ -2405,6 +2438,7 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:
         case OVS_BPF_ACTION_CT_CLEAR:
+        case OVS_BPF_ACTION_POP_ETH:
         case __OVS_BPF_ACTION_MAX:
         default:
             break;

@@ -255,6 +255,15 @@ dp_bpf_port_name(const struct netdev *netdev,
                                       NETDEV_VPORT_NAME_BUFSIZE);
 }
 
+/* Returns true if 'cfg' is that of a VXLAN-GPE port, which the BPF
+ * datapath makes as a layer 3 port (OVS_BPF_PORT_F_L3) backed by a GPE
+ * device. */
+static bool
+dp_bpf_tunnel_is_gpe(const struct netdev_tunnel_config *cfg)
+{
+    return cfg && cfg->exts == (1 << OVS_VXLAN_EXT_GPE);
+}
+
 /* Checks that the BPF datapath can make the tunnel port of 'netdev'. */
 static int
 dp_bpf_tunnel_check(const struct dp_bpf *dp, const struct netdev *netdev,
@@ -268,11 +277,19 @@ dp_bpf_tunnel_check(const struct dp_bpf *dp, const struct netdev *netdev,
                      name, type);
         return EOPNOTSUPP;
     }
-    if (!cfg || cfg->exts) {
-        /* GBP and GPE would need the tunnel options or another device. */
-        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath does not "
-                     "support VXLAN extensions (options:exts)", dp->name,
+    if (!cfg || (cfg->exts && !dp_bpf_tunnel_is_gpe(cfg))) {
+        /* GBP would need the tunnel options. */
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath supports "
+                     "no VXLAN extension (options:exts) but gpe", dp->name,
                      name);
+        return EOPNOTSUPP;
+    }
+    if (dp_bpf_tunnel_is_gpe(cfg) && cfg->pt_mode != NETDEV_PT_LEGACY_L3) {
+        /* A GPE device hands IP packets to TC without an Ethernet header:
+         * only a layer 3 port (see OVS_BPF_PORT_F_L3) takes them so. */
+        VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath makes "
+                     "VXLAN-GPE ports with options:packet_type=legacy_l3 "
+                     "only", dp->name, name);
         return EOPNOTSUPP;
     }
     return 0;
@@ -305,7 +322,8 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
      * went away. */
     error = dp_bpf_port_save(dp, port);
     if (!error) {
-        error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port);
+        error = dpif_bpf_vxlan_create(port->tnl_dev, cfg->dst_port,
+                                      dp_bpf_tunnel_is_gpe(cfg));
     }
     if (error) {
         VLOG_WARN("%s: cannot create VXLAN device %s for tunnel port %s "
@@ -439,6 +457,9 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
     info.flags = tunnel ? OVS_BPF_PORT_F_TUNNEL : 0;
+    if (tunnel && dp_bpf_tunnel_is_gpe(netdev_get_tunnel_config(netdev))) {
+        info.flags |= OVS_BPF_PORT_F_L3;
+    }
     error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info,
                                  BPF_ANY)
              ? errno

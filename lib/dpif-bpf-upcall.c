@@ -111,7 +111,7 @@ upcall_deliver(struct upcall_request *req, const uint8_t *data, uint32_t size)
         || up.cap_len > up.pkt_len
         || up.userdata_len > OVS_BPF_USERDATA_LEN
         || up.type < OVS_BPF_UPCALL_MISS
-        || up.type > OVS_BPF_UPCALL_CT) {
+        || up.type > OVS_BPF_UPCALL_L3) {
         COVERAGE_INC(dpif_bpf_upcall_malformed);
         return false;
     }

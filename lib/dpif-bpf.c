@@ -901,6 +901,73 @@ dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
     free(actions);
 }
 
+/* Forwards 'pkt', described by 'up', an OVS_BPF_UPCALL_L3 upcall: a packet
+ * without Ethernet header that a layer 3 port (VXLAN-GPE) received.  It
+ * goes through the layer 3 flows, as a layer 3 packet recirculated here
+ * does, with recirculation id 0: on a miss ofproto's upcall callback gives
+ * the actions (push_eth, then outputs) and the flow; once push_eth has run
+ * the packet goes down to BPF. */
+static void
+dp_bpf_l3_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
+                 const void *pkt)
+{
+    struct dp_packet *packet;
+    struct pkt_metadata *md;
+
+    if (up->cap_len < up->pkt_len
+        || (up->l3_type != htons(ETH_TYPE_IP)
+            && up->l3_type != htons(ETH_TYPE_IPV6))) {
+        /* Cut to what an upcall carries (OVS_BPF_UPCALL_MAX_CAP), it
+         * cannot be forwarded whole; BPF sends up no other type. */
+        COVERAGE_INC(dpif_bpf_l3_drop);
+        return;
+    }
+    packet = dp_packet_new_with_headroom(up->cap_len,
+                                         ETH_HEADER_LEN + VLAN_HEADER_LEN);
+    dp_packet_put(packet, pkt, up->cap_len);
+    packet->packet_type = PACKET_TYPE_BE(OFPHTN_ETHERTYPE,
+                                         ntohs(up->l3_type));
+    md = &packet->md;
+    pkt_metadata_init(md, u32_to_odp(up->in_port));
+    md->skb_priority = up->skb_priority;
+    md->pkt_mark = up->skb_mark;
+    dpif_bpf_key_meta_to_md(up->key_meta, md);
+    dp_bpf_recirc_l3(dp, packet, 0);
+}
+
+/* Sends layer 3 'packet' down to BPF for the output action that ends
+ * 'slots' (after, maybe, a set_tunnel slot): a downcall carries an Ethernet
+ * frame, so the packet goes down with an Ethernet header of zero
+ * addresses and a POP_ETH slot before the output, that BPF runs as after
+ * a pop_eth of its own (the output goes to a layer 3 port only).  Returns
+ * false, sending nothing, if 'packet' is neither IPv4 nor IPv6 or the
+ * action is not an output. */
+static bool
+dp_bpf_downcall_l3(struct dp_bpf *dp, const struct dp_packet *packet,
+                   const struct ovs_bpf_action *slots, uint32_t n_slots)
+{
+    struct ovs_bpf_action l3_slots[OVS_BPF_MAX_ACTIONS];
+    ovs_be16 type = pt_ns_type_be(packet->packet_type);
+    struct dp_packet *copy;
+
+    if (pt_ns(packet->packet_type) != OFPHTN_ETHERTYPE
+        || (type != htons(ETH_TYPE_IP) && type != htons(ETH_TYPE_IPV6))
+        || !n_slots || n_slots >= OVS_BPF_MAX_ACTIONS
+        || slots[n_slots - 1].type != OVS_BPF_ACTION_OUTPUT) {
+        return false;
+    }
+    memcpy(l3_slots, slots, n_slots * sizeof *slots);
+    l3_slots[n_slots] = slots[n_slots - 1];
+    memset(&l3_slots[n_slots - 1], 0, sizeof l3_slots[n_slots - 1]);
+    l3_slots[n_slots - 1].type = OVS_BPF_ACTION_POP_ETH;
+
+    copy = dp_packet_clone(packet);
+    push_eth(copy, &eth_addr_zero, &eth_addr_zero);
+    dp_bpf_downcall(dp, copy, l3_slots, n_slots + 1);
+    dp_packet_delete(copy);
+    return true;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
  * (output, userspace, recirc, ct...).  If the BPF programs can run all the
  * actions from this one to the end of the list, they go down together in
@@ -985,9 +1052,11 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     }
 
     /* A trunc() that odp_execute_actions() ran cuts the packets of the
-     * next output only: such a batch goes down one action at a time. */
+     * next output only: such a batch goes down one action at a time, and so
+     * does a batch with layer 3 packets (see dp_bpf_downcall_l3()). */
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        cut = cut || dp_packet_get_cutlen(packet);
+        cut = (cut || dp_packet_get_cutlen(packet)
+               || packet->packet_type != htonl(PT_ETH));
     }
     rest_len = cut ? 0 : dp_bpf_rest_of_actions(aux, action);
     if (rest_len > NLA_ALIGN(action->nla_len)
@@ -1010,8 +1079,10 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
             /* The BPF programs see Ethernet frames only: a packet that
              * lost its Ethernet header (pop_nsh of an NSH packet that
              * carried IP) cannot be sent, sent up or recirculated, as the
-             * kernel datapath cannot send it to an Ethernet device. */
-            if (packet->packet_type != htonl(PT_ETH)) {
+             * kernel datapath cannot send it to an Ethernet device.  An
+             * IPv4 or IPv6 packet may go to a layer 3 port. */
+            if (packet->packet_type != htonl(PT_ETH)
+                && !dp_bpf_downcall_l3(dp, packet, slots, n_slots)) {
                 COVERAGE_INC(dpif_bpf_execute_not_eth);
                 VLOG_DBG_RL(&rl, "%s: dropped a packet of type (%"PRIu16
                             ",%#"PRIx16") that action type %"PRIu16" "
@@ -1020,8 +1091,9 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                             pt_ns_type(packet->packet_type),
                             nl_attr_type(action));
                 continue;
+            } else if (packet->packet_type == htonl(PT_ETH)) {
+                dp_bpf_downcall(dp, packet, slots, n_slots);
             }
-            dp_bpf_downcall(dp, packet, slots, n_slots);
         }
     }
     if (rest) {
@@ -1426,6 +1498,10 @@ dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
     }
     if (up->type == OVS_BPF_UPCALL_CT) {
         dp_bpf_ct_upcall(aux->dp, up, pkt);
+        return false;
+    }
+    if (up->type == OVS_BPF_UPCALL_L3) {
+        dp_bpf_l3_upcall(aux->dp, up, pkt);
         return false;
     }
     if (dpif_bpf_upcall_to_dpif(up, pkt, aux->upcall, aux->buf, &flow)) {

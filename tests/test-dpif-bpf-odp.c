@@ -604,6 +604,90 @@ put_nsh_case(struct ofpbuf *b, int i, const char **name)
     return true;
 }
 
+/* pop_eth before outputs to a layer 3 port (VXLAN-GPE), as ofproto gives
+ * it (after the set(tunnel(...))), which BPF runs, and what BPF does not
+ * run after it. */
+static bool
+put_l3_port_case(struct ofpbuf *b, int i)
+{
+    struct flow_tnl tnl;
+    struct ovs_key_ipv4 ipv4 = {
+        .ipv4_src = htonl(0x0a000001),
+        .ipv4_dst = htonl(0x0a000002),
+        .ipv4_proto = 1,
+        .ipv4_ttl = 63,
+    };
+    size_t ofs;
+
+    memset(&tnl, 0, sizeof tnl);
+    tnl.ip_dst = htonl(0xac1f0101);         /* 172.31.1.1 */
+    tnl.ip_ttl = 64;
+    tnl.flags = FLOW_TNL_F_DONT_FRAGMENT | FLOW_TNL_F_KEY;
+
+    switch (i) {
+    case 0:
+        /* BPF: the tunnel, pop_eth, the output. */
+        odp_put_tunnel_action(&tnl, b, "vxlan");
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        break;
+    case 1:
+        /* BPF: the tunnel after pop_eth, two outputs. */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        odp_put_tunnel_action(&tnl, b, "vxlan");
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 4);
+        break;
+    case 2: {
+        /* Userspace only: push_eth after it... */
+        struct ovs_action_push_eth push_eth = {
+            .addresses = {
+                .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+            },
+        };
+
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        nl_msg_put_unspec(b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                          sizeof push_eth);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 2);
+        break;
+    }
+    case 3:
+        /* ...or a recirculation (in ovs-vswitchd's layer 3 flows). */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        break;
+    case 4:
+        /* Refused: a rewrite after it... */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        ofs = nl_msg_start_nested(b, OVS_ACTION_ATTR_SET);
+        nl_msg_put_unspec(b, OVS_KEY_ATTR_IPV4, &ipv4, sizeof ipv4);
+        nl_msg_end_nested(b, ofs);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        break;
+    case 5:
+        /* ...a second pop_eth... */
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        break;
+    case 6:
+        /* ...and the output of a pop_eth in clone(), which BPF does not
+         * run (the clone could not put the header back). */
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 2);
+        ofs = nl_msg_start_nested(b, OVS_ACTION_ATTR_CLONE);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
+        nl_msg_end_nested(b, ofs);
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
 /* Actions that odp_actions_from_string() cannot parse (hash, MPLS, Ethernet
  * push and pop, NSH), built here as Netlink attributes, with the ODP form
  * in the output. */
@@ -718,7 +802,9 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
             break;
         default:
-            if (!put_nsh_case(&b, i - 13, &name)) {
+            /* 22 NSH cases, then the layer 3 port ones. */
+            if (i - 13 < 22 ? !put_nsh_case(&b, i - 13, &name)
+                : !put_l3_port_case(&b, i - 13 - 22)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
