@@ -2119,6 +2119,21 @@ afxdp_tx_poll(struct netdev_linux *dev, struct xsk_socket_info *xsk)
     }
 }
 
+/* Copies 'size' bytes of packet data from 'data' into the TX frame 'frame'.
+ *
+ * The callers have checked that 'size' is at most a frame, and knowing that
+ * bound GCC inlines the copy as "rep movsq", whose start-up alone costs more
+ * than copying a 64-byte packet: the instruction after it took 86% of the
+ * samples in netdev_afxdp_batch_send() in a profile.  The C library's
+ * memcpy() copies a small packet in a few vector moves.  The empty asm
+ * hides the bound from the compiler, so that memcpy() is called. */
+static inline void
+afxdp_copy_to_frame(void *frame, const void *data, size_t size)
+{
+    asm("" : "+r" (size));
+    memcpy(frame, data, size);
+}
+
 /* Places 'pkt' in the TX ring.  Returns the number of descriptors used, or
  * 0 if the packet could not be placed, with the counter of the reason in
  * '*why'. */
@@ -2186,7 +2201,7 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
         struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx + i);
         uint32_t len = MIN(size, AFXDP_FRAME_SIZE);
 
-        memcpy(frames[i], data, len);
+        afxdp_copy_to_frame(frames[i], data, len);
         d->addr = (char *) frames[i] - umem->area;
         d->len = len;
         d->options = i + 1 < n_frames ? XDP_PKT_CONTD : 0;
@@ -2244,7 +2259,7 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
 
         char *frame = pool->frames[--pool->n];
 
-        memcpy(frame, dp_packet_data(pkt), size);
+        afxdp_copy_to_frame(frame, dp_packet_data(pkt), size);
         d->addr = frame - umem->area;
         d->len = size;
         d->options = 0;
