@@ -38,6 +38,17 @@
  * struct dp_packet of each frame sits in an array next to the UMEM, never in
  * the frame, so that the whole frame is packet data and headroom.
  *
+ * A received packet does not take its frame's struct dp_packet, though,
+ * unless it has to: each queue keeps a small LIFO stack of packet
+ * descriptors of its own ("hot" descriptors, see struct xsk_socket_info),
+ * any of which can describe any frame of the queue's RX pool.  A frame comes
+ * back to the fill ring long after its last use, so the descriptor of the
+ * frame itself is nearly always out of the cache, and the datapath writes
+ * three of its cache lines per packet (this code the first, dpif-netdev the
+ * metadata); the few dozen hot descriptors a queue cycles through stay in
+ * the cache.  When they are all in use (packets held across iterations), the
+ * frame's own descriptor serves.
+ *
  * Threads
  * =======
  *
@@ -175,6 +186,15 @@ COVERAGE_DEFINE(afxdp_tx_orphan);       /* Completed frame of a gone queue. */
 /* Largest MTU with multi-buffer. */
 #define AFXDP_MTU_MAX 9000
 
+/* Reads X once, as it is now: for what another thread writes without a
+ * lock and this one only looks at. */
+#define AFXDP_READ_ONCE(X) (*(const volatile __typeof__(X) *) &(X))
+
+/* Hot packet descriptors per queue: four receive batches, a few times what
+ * a queue has in flight when the datapath sends every batch it receives in
+ * the same iteration. */
+#define AFXDP_HOT_XPACKETS (4 * NETDEV_MAX_BURST)
+
 /* Largest packet that is transmitted: frames of a multi-buffer packet. */
 #define AFXDP_MAX_FRAGS 17
 
@@ -261,6 +281,9 @@ struct afxdp_umem {
     /* The fill ring wanted frames and the RX pool had none: the kernel */  \
     /* drops what it receives while the fill ring is empty (rx_dropped). */ \
     C(RX_POOL_EMPTY,     "rx_pool_empty",             false)                \
+    /* Packets received into their frame's own packet descriptor, all the */\
+    /* queue's hot ones being in use (see "Layout" at the top). */          \
+    C(RX_COLD_DESC,      "rx_cold_descriptors",       false)                \
     C(TX_ZC,             "tx_zero_copy_forwards",     false)                \
     C(TX_COPY,           "tx_copies",                 false)                \
     /* Packets not transmitted: no TX ring slot, no TX frame (even after */ \
@@ -316,6 +339,13 @@ struct xsk_socket_info {
 
     struct umem_pool rx_pool;   /* Owned by the thread polling the queue. */
     struct umem_pool tx_pool;   /* Owned by the holder of the TX lock. */
+
+    /* Hot packet descriptors (see "Layout" above), owned like 'rx_pool':
+     * AFXDP_HOT_XPACKETS of them at 'hot', the free ones stacked in
+     * 'hot_free'.  One that is in use has its 'mpool' set to '&rx_pool'. */
+    struct afxdp_xpacket *hot;
+    struct dp_packet_afxdp **hot_free;
+    unsigned int n_hot_free;
     unsigned int outstanding_tx; /* Descriptors not completed yet. */
 
     bool need_wakeup;
@@ -838,16 +868,32 @@ afxdp_xpacket_of_frame(const struct afxdp_umem *umem, const char *frame)
     return &umem->xpackets[(frame - umem->area) >> AFXDP_FRAME_SHIFT].xp;
 }
 
+/* Whether the frame of AF_XDP packet 'pkt' is in 'umem'. */
 static bool
 afxdp_umem_contains(const struct afxdp_umem *umem,
-                    const struct dp_packet_afxdp *xpacket)
+                    const struct dp_packet *pkt)
 {
-    uintptr_t p = (uintptr_t) xpacket;
-    uintptr_t start = (uintptr_t) umem->xpackets;
-    uintptr_t end = (uintptr_t) (umem->xpackets
-                                 + umem->size / AFXDP_FRAME_SIZE);
+    const char *frame = dp_packet_base(pkt);
 
-    return p >= start && p < end;
+    return (uintptr_t) frame - (uintptr_t) umem->area < umem->size;
+}
+
+/* Gives the packet descriptor 'xp', which owned a frame of the RX pool its
+ * 'mpool' points to until now, back to that queue if it is one of the
+ * queue's hot descriptors, and marks it free ('mpool' NULL).  Called on
+ * the thread polling that queue, like umem_pool_push() on 'mpool'. */
+static inline void
+afxdp_xpacket_release(struct dp_packet_afxdp *xp)
+{
+    struct xsk_socket_info *owner = CONTAINER_OF(xp->mpool,
+                                                 struct xsk_socket_info,
+                                                 rx_pool);
+
+    xp->mpool = NULL;
+    if ((uintptr_t) xp - (uintptr_t) owner->hot
+        < AFXDP_HOT_XPACKETS * sizeof *owner->hot) {
+        owner->hot_free[owner->n_hot_free++] = xp;
+    }
 }
 
 /* Binds a socket for queue 'qid' of 'netdev', retrying while an XSK closed a
@@ -979,6 +1025,21 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
                        xsk->tx_frames_start + (size_t) i * AFXDP_FRAME_SIZE);
     }
 
+    /* The hot descriptors: their base is set at each receive, what else
+     * never changes is set here, as for the frames' own. */
+    xsk->hot = xmalloc_cacheline(AFXDP_HOT_XPACKETS * sizeof *xsk->hot);
+    xsk->hot_free = xmalloc(AFXDP_HOT_XPACKETS * sizeof *xsk->hot_free);
+    for (unsigned int i = 0; i < AFXDP_HOT_XPACKETS; i++) {
+        struct dp_packet_afxdp *xp = &xsk->hot[i].xp;
+
+        xp->mpool = NULL;
+        dp_packet_use_afxdp(&xp->packet, slice + XDP_PACKET_HEADROOM,
+                            AFXDP_FRAME_SIZE, XDP_PACKET_HEADROOM);
+        /* Popped from the top: the first ones go out first. */
+        xsk->hot_free[AFXDP_HOT_XPACKETS - 1 - i] = xp;
+    }
+    xsk->n_hot_free = AFXDP_HOT_XPACKETS;
+
     return xsk;
 }
 
@@ -1015,6 +1076,8 @@ xsk_destroy(struct afxdp_dev *ad, struct xsk_socket_info *xsk)
     afxdp_umem_put(xsk, true);
     umem_pool_destroy(&xsk->rx_pool);
     umem_pool_destroy(&xsk->tx_pool);
+    free_cacheline(xsk->hot);
+    free(xsk->hot_free);
     free(xsk);
 }
 
@@ -1583,18 +1646,21 @@ netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
 {
 }
 
-/* Sets up the packet of a frame just received, 'len' bytes at 'offset' in
- * the frame.  The packet's base, size and source never change and were set
- * when the UMEM was created; dpif-netdev initializes the metadata of every
- * packet it receives (pkt_metadata_init() in dfc_processing()), as it does
- * for DPDK's.  What is left is what a previous use of the frame may have
- * changed: where the data starts and ends, the header offsets, the offload
- * flags, the cut length and the packet type.  dp_packet_use_afxdp() would
- * redo all of it, metadata included, in a function call per packet. */
+/* Sets up 'pkt' for a frame just received, 'len' bytes at 'offset' in
+ * 'frame'.  The packet's allocated size and source never change and were set
+ * with the descriptor; dpif-netdev initializes the metadata of every packet
+ * it receives (pkt_metadata_init() in dfc_processing()), as it does for
+ * DPDK's.  What is left is the frame and what a previous use of the
+ * descriptor may have changed: where the data starts and ends, the header
+ * offsets, the offload flags, the cut length and the packet type.
+ * dp_packet_use_afxdp() would redo all of it, metadata included, in a
+ * function call per packet. */
 static inline void
-afxdp_rx_packet_init(struct dp_packet *pkt, uint64_t offset, uint32_t len)
+afxdp_rx_packet_init(struct dp_packet *pkt, char *frame, uint64_t offset,
+                     uint32_t len)
 {
-    dp_packet_set_data(pkt, (char *) dp_packet_base(pkt) + offset);
+    dp_packet_set_base(pkt, frame);
+    dp_packet_set_data(pkt, frame + offset);
     dp_packet_set_size(pkt, len);
     dp_packet_reset_offsets(pkt);
     dp_packet_reset_cutlen(pkt);
@@ -1695,7 +1761,7 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     struct xsk_socket_info *xsk = afxdp_xsk(dev, rxq->queue_id);
     struct afxdp_umem *umem;
     uint32_t rcvd, idx, i;
-    uint64_t bad = 0, multibuf = 0;
+    uint64_t bad = 0, multibuf = 0, cold_descs = 0;
 
     if (OVS_UNLIKELY(!xsk)) {
         return EAGAIN;
@@ -1718,17 +1784,23 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
         return EAGAIN;
     }
 
-    /* The packet descriptors of the batch's frames are scattered over a
-     * large array: fetch their cache lines, and the packets' first bytes,
-     * which dpif-netdev parses next, before writing any of them. */
+    /* Fetch the packets' first bytes, which dpif-netdev parses next.  The
+     * packet descriptors are the hot ones, in the cache; when those run
+     * out, the frames' own, scattered over a large array, are fetched
+     * too. */
+    bool cold = xsk->n_hot_free < rcvd;
+
     for (i = 0; i < rcvd; i++) {
         const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
 
         if (OVS_LIKELY(d->addr < umem->size)) {
-            OVS_PREFETCH_WRITE(afxdp_xpacket_of_frame(
-                                   umem, umem->area + (d->addr
-                                                       & ~AFXDP_FRAME_MASK)));
             OVS_PREFETCH(umem->area + d->addr);
+            if (OVS_UNLIKELY(cold)) {
+                OVS_PREFETCH_WRITE(afxdp_xpacket_of_frame(
+                                       umem, umem->area
+                                             + (d->addr
+                                                & ~AFXDP_FRAME_MASK)));
+            }
         }
     }
 
@@ -1761,13 +1833,18 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
             continue;
         }
 
+        char *frame = umem->area + (d->addr & ~AFXDP_FRAME_MASK);
         struct dp_packet_afxdp *xpacket;
 
-        xpacket = afxdp_xpacket_of_frame(umem, umem->area
-                                               + (d->addr & ~AFXDP_FRAME_MASK));
+        if (OVS_LIKELY(xsk->n_hot_free)) {
+            xpacket = xsk->hot_free[--xsk->n_hot_free];
+        } else {
+            xpacket = afxdp_xpacket_of_frame(umem, frame);
+            cold_descs++;
+        }
         xpacket->mpool = &xsk->rx_pool;
-        afxdp_rx_packet_init(&xpacket->packet, d->addr & AFXDP_FRAME_MASK,
-                             d->len);
+        afxdp_rx_packet_init(&xpacket->packet, frame,
+                             d->addr & AFXDP_FRAME_MASK, d->len);
         dp_packet_batch_add(batch, &xpacket->packet);
     }
     xsk_ring_cons__release(&xsk->rx, rcvd);
@@ -1779,6 +1856,9 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     if (OVS_UNLIKELY(multibuf)) {
         COVERAGE_ADD(afxdp_rx_multibuf, multibuf);
         afxdp_count(xsk, AFXDP_RX_MULTIBUF, multibuf);
+    }
+    if (OVS_UNLIKELY(cold_descs)) {
+        afxdp_count(xsk, AFXDP_RX_COLD_DESC, cold_descs);
     }
 
     /* Refill right away so that the kernel does not run dry during the
@@ -1801,7 +1881,7 @@ free_afxdp_buf(struct dp_packet *p)
         /* dp_packet_base() is the frame start: set so at receive time, and
          * an AF_XDP packet is never reallocated. */
         umem_pool_push(xpacket->mpool, dp_packet_base(p));
-        xpacket->mpool = NULL;
+        afxdp_xpacket_release(xpacket);
     }
     /* Otherwise a TX ring holds the frame: zero-copy forward. */
 }
@@ -1823,7 +1903,7 @@ afxdp_delete_batch(struct dp_packet_batch *batch)
             xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
             if (xpacket->mpool) {
                 umem_pool_push(xpacket->mpool, dp_packet_base(pkt));
-                xpacket->mpool = NULL;
+                afxdp_xpacket_release(xpacket);
             }
         } else {
             dp_packet_delete(pkt);
@@ -1995,7 +2075,16 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
  * 'tx_seq' tells whether the send path ran since the previous poll; while
  * it runs it does this work itself, and nothing is done here.  When it did
  * not, and the rings hold work, this takes the TX lock if it is free: the
- * send path always takes it, so that this thread may stand in for it. */
+ * send path always takes it, so that this thread may stand in for it.
+ *
+ * The rings' indexes are in memory the kernel writes, four cache lines that
+ * the kernel's work on this CPU evicts between two polls: reading them at
+ * every poll of a port that transmits nothing cost more than receiving a
+ * packet (a fifth of netdev_afxdp_rxq_recv()'s samples in a profile).  When
+ * every descriptor the send path posted was reaped ('outstanding_tx' is 0),
+ * both rings are empty and nothing is read.  A stale 0 from a send path
+ * running on another thread only delays the check to a later poll, as a
+ * send path that goes quiet stores its last value once and for all. */
 static void
 afxdp_tx_poll(struct netdev_linux *dev, struct xsk_socket_info *xsk)
 {
@@ -2004,8 +2093,9 @@ afxdp_tx_poll(struct netdev_linux *dev, struct xsk_socket_info *xsk)
     atomic_read_relaxed(&xsk->tx_seq, &seq);
     if (seq != xsk->tx_seq_seen) {
         xsk->tx_seq_seen = seq;
-    } else if (OVS_UNLIKELY(afxdp_tx_ring_pending(xsk)
-                            || afxdp_comp_ring_pending(xsk))
+    } else if (OVS_UNLIKELY(AFXDP_READ_ONCE(xsk->outstanding_tx))
+               && (afxdp_tx_ring_pending(xsk)
+                   || afxdp_comp_ring_pending(xsk))
                && dev->tx_locks
                && !ovs_spin_trylock(&dev->tx_locks[xsk->qid].lock)) {
         if (afxdp_complete_tx(xsk)) {
@@ -2029,6 +2119,21 @@ afxdp_tx_poll(struct netdev_linux *dev, struct xsk_socket_info *xsk)
     }
 }
 
+/* Copies 'size' bytes of packet data from 'data' into the TX frame 'frame'.
+ *
+ * The callers have checked that 'size' is at most a frame, and knowing that
+ * bound GCC inlines the copy as "rep movsq", whose start-up alone costs more
+ * than copying a 64-byte packet: the instruction after it took 86% of the
+ * samples in netdev_afxdp_batch_send() in a profile.  The C library's
+ * memcpy() copies a small packet in a few vector moves.  The empty asm
+ * hides the bound from the compiler, so that memcpy() is called. */
+static inline void
+afxdp_copy_to_frame(void *frame, const void *data, size_t size)
+{
+    asm("" : "+r" (size));
+    memcpy(frame, data, size);
+}
+
 /* Places 'pkt' in the TX ring.  Returns the number of descriptors used, or
  * 0 if the packet could not be placed, with the counter of the reason in
  * '*why'. */
@@ -2044,7 +2149,7 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
         struct dp_packet_afxdp *xpacket;
 
         xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
-        if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
+        if (xpacket->mpool && afxdp_umem_contains(umem, pkt)) {
             /* Same UMEM: post the frame itself. */
             if (!xsk_ring_prod__reserve(&xsk->tx, 1, &idx)) {
                 *why = AFXDP_TX_RING_FULL;
@@ -2055,7 +2160,8 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
             d->addr = (char *) dp_packet_data(pkt) - umem->area;
             d->len = size;
             d->options = 0;
-            xpacket->mpool = NULL;  /* The ring owns the frame now. */
+            /* The ring owns the frame now. */
+            afxdp_xpacket_release(xpacket);
             *zc = true;
             return 1;
         }
@@ -2095,7 +2201,7 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
         struct xdp_desc *d = xsk_ring_prod__tx_desc(&xsk->tx, idx + i);
         uint32_t len = MIN(size, AFXDP_FRAME_SIZE);
 
-        memcpy(frames[i], data, len);
+        afxdp_copy_to_frame(frames[i], data, len);
         d->addr = (char *) frames[i] - umem->area;
         d->len = len;
         d->options = i + 1 < n_frames ? XDP_PKT_CONTD : 0;
@@ -2134,12 +2240,13 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
             struct dp_packet_afxdp *xpacket;
 
             xpacket = CONTAINER_OF(pkt, struct dp_packet_afxdp, packet);
-            if (afxdp_umem_contains(umem, xpacket) && xpacket->mpool) {
+            if (xpacket->mpool && afxdp_umem_contains(umem, pkt)) {
                 /* Same UMEM: post the frame itself. */
                 d->addr = (char *) dp_packet_data(pkt) - umem->area;
                 d->len = size;
                 d->options = 0;
-                xpacket->mpool = NULL;  /* The ring owns the frame now. */
+                /* The ring owns the frame now. */
+                afxdp_xpacket_release(xpacket);
                 ++*n_zc;
                 continue;
             }
@@ -2152,7 +2259,7 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
 
         char *frame = pool->frames[--pool->n];
 
-        memcpy(frame, dp_packet_data(pkt), size);
+        afxdp_copy_to_frame(frame, dp_packet_data(pkt), size);
         d->addr = frame - umem->area;
         d->len = size;
         d->options = 0;
@@ -2371,8 +2478,6 @@ netdev_afxdp_get_custom_stats(const struct netdev *netdev,
  * under traffic they are a blurred snapshot; they are exact at rest. */
 /* A read of a variable that another thread writes, which the compiler must
  * not tear, repeat or elide. */
-#define AFXDP_READ_ONCE(X) (*(const volatile __typeof__(X) *) &(X))
-
 #define AFXDP_FRAME_PLACES(P)                                               \
     P(RX_POOL,  "rx pool")          /* Free, for the fill ring. */          \
     P(RETURNED, "returned")         /* Free, given back by another queue. */\
@@ -2459,11 +2564,18 @@ afxdp_census_umem(const struct afxdp_umem *umem,
                           xsk->comp.mask, xsk->comp.producer,
                           xsk->comp.consumer, false);
 
-        /* The packets: a packet owns its frame while 'mpool' is set. */
+        /* The packets: a packet owns its frame while 'mpool' is set, in
+         * one of the frames' own descriptors or in one of the hot ones of
+         * the queue whose RX pool the frame came from (this one). */
         const struct afxdp_xpacket *xp = &umem->xpackets[(size_t) s
                                                           * umem->slice_frames];
         for (unsigned int f = 0; f < umem->slice_frames; f++) {
             if (AFXDP_READ_ONCE(xp[f].xp.mpool)) {
+                census[s][AFXDP_IN_PACKETS]++;
+            }
+        }
+        for (unsigned int h = 0; h < AFXDP_HOT_XPACKETS; h++) {
+            if (AFXDP_READ_ONCE(xsk->hot[h].xp.mpool)) {
                 census[s][AFXDP_IN_PACKETS]++;
             }
         }
