@@ -907,6 +907,8 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
         VLOG_INFO("%s: carried port %s (%s) over as port %"PRIu32" (ifindex "
                   "%d)", dp->name, port->name, port->type,
                   odp_to_u32(port->port_no), port->attach_ifindex);
+        /* The test of the order above stops here, one program attached. */
+        dpif_bpf_test_crash_point("carry-over", NULL);
     }
     free(ports);
 }
