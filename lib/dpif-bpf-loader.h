@@ -61,7 +61,9 @@ uint32_t dpif_bpf_abi_version(void);
 
 /* For the test suite only: an ovs-vswitchd run with this environment
  * variable set to "load" (the maps of a new datapath pinned, not its
- * programs), "replace" (the ports of a replaced datapath carried over to
+ * programs), "carry-over" (the first port of a replaced datapath carried
+ * over to the new one, its program attached, the others' not yet),
+ * "replace" (the ports of a replaced datapath carried over to
  * the new one, its pins not moved yet), "port-add:<name>" (port <name>
  * half set up: in the maps, its program not attached yet) or
  * "tunnel-created:<name>" (the VXLAN device of tunnel port <name> made,

@@ -728,33 +728,40 @@ dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
     return 0;
 }
 
-/* Puts 'port', whose devices are there, into the port maps of 'dp', attaches
- * the ingress program to its device (replacing what is there in one step)
- * and saves it.  With the record of a port whose addition a crash
- * interrupted, the filter may or may not be there: the attach tells whether
- * the qdisc is ours (see dpif_bpf_tc_attach()). */
+/* Puts 'port' into the port maps of 'dp': from then on the programs of
+ * 'dp' take the packets of its device as its and output to it. */
 static int
-dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
+dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port)
     OVS_REQUIRES(dp->mutex)
 {
     uint32_t port_no = odp_to_u32(port->port_no);
     struct ovs_bpf_port info;
-    bool created;
-    int error;
 
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
     info.flags = port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0;
-    error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)
-             ? errno
-             : dp_bpf_ifindex_map_set(dp, port->attach_ifindex, port_no));
-    if (!error) {
-        error = dpif_bpf_tc_attach(port->attach_ifindex,
-                                   (port->peer_name ? port->peer_name
-                                    : port->tnl_dev ? port->tnl_dev
-                                    : port->name),
-                                   dp->obj->ingress_prog_fd, &created);
-    }
+    return (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)
+            ? errno
+            : dp_bpf_ifindex_map_set(dp, port->attach_ifindex, port_no));
+}
+
+/* Attaches the ingress program of 'dp' to the device of 'port', which is in
+ * the port maps (see dp_bpf_port_map_set()), replacing what is there in one
+ * step, and saves the port.  With the record of a port whose addition a
+ * crash interrupted, the filter may or may not be there: the attach tells
+ * whether the qdisc is ours (see dpif_bpf_tc_attach()). */
+static int
+dp_bpf_port_attach_prog(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
+    bool created;
+    int error;
+
+    error = dpif_bpf_tc_attach(port->attach_ifindex,
+                               (port->peer_name ? port->peer_name
+                                : port->tnl_dev ? port->tnl_dev
+                                : port->name),
+                               dp->obj->ingress_prog_fd, &created);
     if (!error) {
         if (port->attaching) {
             port->created_qdisc = created;
@@ -763,6 +770,18 @@ dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
         error = dp_bpf_port_save(dp, port);
     }
     return error;
+}
+
+/* Puts 'port', whose devices are there, into the port maps of 'dp', then
+ * attaches the ingress program to its device and saves it (see
+ * dp_bpf_port_attach_prog()). */
+static int
+dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
+    OVS_REQUIRES(dp->mutex)
+{
+    int error = dp_bpf_port_map_set(dp, port);
+
+    return error ? error : dp_bpf_port_attach_prog(dp, port);
 }
 
 /* Takes over the ports that the previous ovs-vswitchd saved, with their
@@ -849,15 +868,23 @@ dp_bpf_ports_adopt(struct dp_bpf *dp)
 }
 
 /* Carries the ports that the previous ovs-vswitchd saved in the map
- * 'saved_fd' of a datapath that 'dp' replaces (one of another ABI version)
- * over to 'dp', whose maps are new: each port whose devices are still there
- * keeps its port number, enters the new maps, and then the new ingress
- * program replaces the old one on its device in one step (the TC filter is
- * replaced), so that no packet finds no program. */
+ * 'saved_fd' of a datapath that 'dp' replaces (one of another ABI version,
+ * or of another object file) over to 'dp', whose maps are new: each port
+ * whose devices are still there keeps its port number and enters the new
+ * maps, and only then, when the new maps have all the ports, the new
+ * ingress program replaces the old one on each port's device in one step
+ * (the TC filter is replaced), so that no packet finds no program.
+ *
+ * Not port by port: a packet that the new program of the first port
+ * forwards by a flow carried over to a port not yet in the new 'ports' map
+ * would be dropped (as output_no_port), which lost one datagram of a
+ * steady stream in a few percent of the replacements. */
 void
 dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
     OVS_REQUIRES(dp->mutex)
 {
+    struct dp_bpf_port **ports = NULL;
+    size_t n = 0, allocated = 0;
     struct dpif_bpf_saved_port sp;
     uint32_t cur = 0, next;
     bool first = true;
@@ -874,7 +901,23 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
             continue;
         }
 
-        error = dp_bpf_port_attach(dp, port);
+        error = dp_bpf_port_map_set(dp, port);
+        if (error) {
+            VLOG_WARN("%s: cannot carry port %s over to the new datapath "
+                      "(%s)", dp->name, port->name, ovs_strerror(error));
+            dp_bpf_port_remove(dp, port);
+            continue;
+        }
+        if (n >= allocated) {
+            ports = x2nrealloc(ports, &allocated, sizeof *ports);
+        }
+        ports[n++] = port;
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        struct dp_bpf_port *port = ports[i];
+        int error = dp_bpf_port_attach_prog(dp, port);
+
         if (error) {
             VLOG_WARN("%s: cannot carry port %s over to the new datapath "
                       "(%s)", dp->name, port->name, ovs_strerror(error));
@@ -883,9 +926,12 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
         }
         seq_change(dp->port_seq);
         VLOG_INFO("%s: carried port %s (%s) over as port %"PRIu32" (ifindex "
-                  "%d)", dp->name, port->name, port->type, cur,
-                  attach_ifindex);
+                  "%d)", dp->name, port->name, port->type,
+                  odp_to_u32(port->port_no), port->attach_ifindex);
+        /* The test of the order above stops here, one program attached. */
+        dpif_bpf_test_crash_point("carry-over", NULL);
     }
+    free(ports);
 }
 
 /* Before a new datapath replaces the one pinned for 'cfg' (of another ABI
