@@ -274,7 +274,8 @@ ip_to_tuple(struct ct_dpif_tuple *t, int af, uint8_t *l3, size_t len,
 }
 
 /* Sets 'p' from 'packet', whose headers 'flow' describes.  Returns false
- * if the packet cannot be tracked: truncated, or an ICMP error whose
+ * if the packet cannot be tracked: truncated (an IPv6 packet whose
+ * extension headers do not parse, for one), or an ICMP error whose
  * embedded header cannot be read. */
 static bool
 parse_packet(struct dp_packet *packet, const struct flow *flow,
@@ -303,9 +304,14 @@ parse_packet(struct dp_packet *packet, const struct flow *flow,
     p->tuple.ip_proto = flow->nw_proto;
     p->is_icmp = is_icmp_proto(af, flow->nw_proto);
     if (!l4) {
-        /* A protocol whose header flow_extract() does not know: the
-         * generic tracker's tuple has no ports anyway. */
-        return !p->is_icmp;
+        /* flow_extract() sets the L4 offset of every IP packet whose
+         * network headers it could parse, whatever the protocol: without
+         * it, the packet (an IPv6 first fragment that ends inside an
+         * extension header, for one) has no L4 header that conntrack could
+         * find, and dpif-netdev's conntrack (conn_key_extract()) and the
+         * kernel's (nf_conntrack_in()) do not track it: +trk+inv, not a
+         * generic connection of the addresses. */
+        return false;
     }
     if (!l4_to_tuple(&p->tuple, flow->nw_proto, l4, end - l4)) {
         return false;
