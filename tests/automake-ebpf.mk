@@ -79,8 +79,11 @@ $(SYSTEM_BPF_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) \
 	$(AM_V_GEN)$(AUTOTEST) -I '$(srcdir)' -o $@.tmp $@.at
 	$(AM_V_at)mv $@.tmp $@
 
-# In a network namespace of its own (tests/run-in-private-netns): the
-# conntrack tests empty the kernel's connection table between tests.
+# Each system suite runs in a network namespace of its own
+# (tests/run-in-private-netns): the conntrack tests empty the kernel's
+# connection table between tests, and the suites' devices (br0,
+# ovs-netdev, ovs-p0...) have fixed names, so that two runs on one host
+# (two CI jobs) would otherwise collide.
 EXTRA_DIST += tests/run-in-private-netns
 check-bpf: all tests/atlocal $(SYSTEM_BPF_TESTSUITE) $(BPF_TEST_OBJS)
 	$(SHELL) $(srcdir)/tests/run-in-private-netns \
@@ -100,7 +103,8 @@ $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_AF
 	$(AM_V_at)mv $@.tmp $@
 
 check-afxdp-traffic: all tests/atlocal $(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)
-	$(SHELL) '$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)' -C tests \
+	$(SHELL) $(srcdir)/tests/run-in-private-netns \
+		$(SHELL) '$(SYSTEM_AFXDP_TRAFFIC_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 # Our AF_XDP netdev's own system tests.
@@ -115,19 +119,13 @@ $(SYSTEM_AFXDP_OURS_TESTSUITE): package.m4 $(SYSTEM_TESTSUITE_AT) $(SYSTEM_AFXDP
 	$(AM_V_at)mv $@.tmp $@
 
 check-afxdp-ours: all tests/atlocal $(SYSTEM_AFXDP_OURS_TESTSUITE)
-	$(SHELL) '$(SYSTEM_AFXDP_OURS_TESTSUITE)' -C tests \
+	$(SHELL) $(srcdir)/tests/run-in-private-netns \
+		$(SHELL) '$(SYSTEM_AFXDP_OURS_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 
 check-ebpf-system: all tests/atlocal $(SYSTEM_EBPF_TESTSUITE)
-	@if ip link show ovs-netdev >/dev/null 2>&1 \
-	    && ! pgrep -x ovs-vswitchd >/dev/null; then \
-		echo "check-ebpf-system: error: device ovs-netdev exists with no"; \
-		echo "ovs-vswitchd running: an ovs-vswitchd with a netdev datapath"; \
-		echo "did not clean up, and OVS's userspace-datapath tests would"; \
-		echo "wait for it and fail; remove it: ip link del ovs-netdev"; \
-		exit 1; \
-	fi
-	$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
+	$(SHELL) $(srcdir)/tests/run-in-private-netns \
+		$(SHELL) '$(SYSTEM_EBPF_TESTSUITE)' -C tests \
 		AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS) -j1
 if HAVE_BPF_DATAPATH
 	$(MAKE) check-bpf
