@@ -241,8 +241,11 @@ struct afxdp_umem {
     unsigned int n_users;       /* Sockets on this UMEM. */
     struct xsk_socket_info **slots; /* Socket owning each slice, or NULL. */
 
-    /* One packet descriptor per frame, indexed by frame number. */
+    /* One packet descriptor per frame, indexed by frame number, in an
+     * anonymous mapping of 'xpackets_size' bytes (see afxdp_umem_create()
+     * for why not malloc()). */
     struct afxdp_xpacket *xpackets;
+    size_t xpackets_size;
 
     /* libxdp creates the first socket's fill and completion rings with the
      * UMEM and copies them into that socket's own ring structures. */
@@ -681,7 +684,9 @@ afxdp_umem_free(struct afxdp_umem *umem)
     if (umem->area) {
         munmap(umem->area, umem->size);
     }
-    free_cacheline(umem->xpackets);
+    if (umem->xpackets) {
+        munmap(umem->xpackets, umem->xpackets_size);
+    }
     free(umem->slots);
     free(umem->group);
     free(umem);
@@ -728,8 +733,28 @@ afxdp_umem_create(unsigned int slice_frames, unsigned int n_slots,
     /* The packet descriptors, one per frame, kept out of the frames.  What
      * never changes for a frame's packet (its base, the frame, its size and
      * its source) is set here once, so that receiving only sets what a
-     * packet's life changes (see afxdp_rx_packet_init()). */
-    umem->xpackets = xmalloc_cacheline(n_frames * sizeof *umem->xpackets);
+     * packet's life changes (see afxdp_rx_packet_init()).
+     *
+     * They take megabytes (9 MB for the default 16384 frames), mapped here
+     * rather than malloc()'ed: glibc serves a block that big with mmap(),
+     * and freeing it raises glibc's dynamic mmap threshold to its size, so
+     * that the next port's descriptors came from the heap and left a free
+     * chunk of megabytes there when freed.  Each small realloc() that then
+     * split that chunk wrote over all of it when MALLOC_PERTURB_ is set, as
+     * in OVS's tests: building an OpenFlow table features reply, which
+     * grows its buffer 64 bytes at a time, took the main thread over 30
+     * seconds on a loaded machine. */
+    umem->xpackets_size = ROUND_UP(n_frames * sizeof *umem->xpackets,
+                                   get_page_size());
+    umem->xpackets = mmap(NULL, umem->xpackets_size, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (umem->xpackets == MAP_FAILED) {
+        umem->xpackets = NULL;
+        *errp = xasprintf("cannot map the packet descriptors of a "
+                          "%"PRIuSIZE"-frame UMEM: %s",
+                          n_frames, ovs_strerror(errno));
+        goto error;
+    }
     for (size_t i = 0; i < n_frames; i++) {
         struct dp_packet_afxdp *xp = &umem->xpackets[i].xp;
         char *frame = umem->area + i * AFXDP_FRAME_SIZE;
