@@ -1955,6 +1955,205 @@ test_vlan(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&tagged);
 }
 
+/* A label stack entry: label, traffic class, bottom of stack, TTL. */
+#define LSE(LABEL, TC, BOS, TTL) \
+    htonl((uint32_t) (LABEL) << 12 | (TC) << 9 | (BOS) << 8 | (TTL))
+
+/* Runs 'pkt' through a flow of 'acts' that ends with an output and checks
+ * that the output is 'exp' (hex), byte for byte. */
+static void
+check_mpls_out(const char *name, const char *pkt_hex_,
+               const struct ovs_bpf_action *acts, uint32_t n,
+               const char *exp_hex)
+{
+    struct ofpbuf pkt, exp;
+    struct drops drops;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&exp, 0);
+    pkt_hex(&pkt, pkt_hex_);
+    pkt_hex(&exp, exp_hex);
+    flow_for(&pkt, acts, n);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == exp.size
+          && !memcmp(r.out, exp.data, exp.size),
+          "%s: retval %u, length %u (expected %"PRIu32")", name,
+          r.retval, r.out_len, exp.size);
+    check_drops(name, &drops, NO_DROP, 0);
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&exp);
+}
+
+/* Runs 'pkt' through a flow of 'acts' that ends with recirc(9), and checks
+ * that the parser, after the recirculation, finds the key of 'exp_hex'
+ * received with the accelerated tag 'vlan' (TPID and TCI as in the key,
+ * 0 for none): it hits the flow installed for that key. */
+static void
+check_mpls_recirc(const char *name, const char *pkt_hex_,
+                  const struct ovs_bpf_action *acts, uint32_t n,
+                  const char *exp_hex, ovs_be16 tpid, ovs_be16 tci)
+{
+    struct ovs_bpf_flow_key key, bkey;
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    struct ofpbuf pkt, exp;
+    uint64_t hit;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&exp, 0);
+    pkt_hex(&pkt, pkt_hex_);
+    pkt_hex(&exp, exp_hex);
+    key_of(&exp, &key);
+    if (tpid) {
+        /* The outer tag in skb metadata: the parser puts it first. */
+        key.vlans[1] = key.vlans[0];
+        key.vlans[0].tpid = tpid;
+        key.vlans[0].tci = tci;
+    }
+    key.recirc_id = 9;
+    flow_for(&pkt, acts, n);
+    add_flow(0, &key, NULL, &out, 1, 0);
+    set_n_masks(1);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    run_ingress(&pkt, &r);
+    scratch_key(&bkey);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
+          "%s: retval %u, %"PRIu64" hits", name, r.retval,
+          stat_get(OVS_BPF_STAT_HIT) - hit);
+    check_key(name, &bkey, &key);
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&exp);
+}
+
+static void
+test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const ovs_be32 lse1 = LSE(100, 3, 1, 64);     /* 00064740 */
+    const ovs_be32 lse2 = LSE(200, 0, 0, 63);     /* 000c803f */
+    struct ovs_bpf_action acts[5];
+    struct ovs_bpf_flow_key bkey;
+    struct ofpbuf pkt;
+    struct drops drops;
+    struct run r;
+
+    /* push_mpls onto IPv4: the label after the Ethernet header, with the
+     * bottom of stack bit, TTL and traffic class as given. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_mpls", ETH "0800 " IP4_TCP, acts, 2,
+                   ETH "8847 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8847) && bkey.mpls_lse[0] == lse1
+          && !bkey.mpls_lse[1] && !bkey.nw_proto && !bkey.ipv4_src,
+          "push_mpls: key eth_type %#x lse %#"PRIx32" nw_proto %u",
+          ntohs(bkey.eth_type), ntohl(bkey.mpls_lse[0]), bkey.nw_proto);
+
+    /* Two pushes (multicast MPLS), then set(mpls) of the outer label and
+     * TTL only: the inner entry and the outer one's BOS bit and TC stay. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8848));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse2,
+                  .u.mpls.eth_type = htons(0x8848));
+    acts[2] = ACT(SET_MPLS, .u.mpls.lse = LSE(0x12345, 0, 0, 7),
+                  .u.mpls.lse_mask = htonl(0xfffff0ff));
+    acts[3] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_mpls x2 + set_mpls", ETH "0800 " IP4_TCP, acts, 4,
+                   ETH "8848 12345007 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8848)
+          && bkey.mpls_lse[0] == htonl(0x12345007)
+          && bkey.mpls_lse[1] == lse1 && !bkey.mpls_lse[2],
+          "push_mpls x2: key lse %#"PRIx32" %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]),
+          ntohl(bkey.mpls_lse[2]));
+
+    /* pop_mpls of the only label: IPv4 again, byte for byte. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls", ETH "8847 00064740 " IP4_TCP, acts, 2,
+                   ETH "0800 " IP4_TCP);
+
+    /* pop_mpls of the outer of two: still MPLS, the inner label first. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8847));
+    check_mpls_out("pop_mpls of 2", ETH "8847 000c803f 00064740 " IP4_TCP,
+                   acts, 2, ETH "8847 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8847) && bkey.mpls_lse[0] == lse1
+          && !bkey.mpls_lse[1],
+          "pop_mpls of 2: key lse %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]));
+
+    /* set(mpls) TTL decrement: only the TTL byte changes. */
+    acts[0] = ACT(SET_MPLS, .u.mpls.lse = htonl(63),
+                  .u.mpls.lse_mask = htonl(0xff));
+    check_mpls_out("set_mpls ttl", ETH "8847 00064740 " IP4_TCP, acts, 2,
+                   ETH "8847 0006473f " IP4_TCP);
+
+    /* Not MPLS: pop_mpls and set(mpls) leave the packet alone. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x86dd));
+    acts[1] = ACT(SET_MPLS, .u.mpls.lse = htonl(1),
+                  .u.mpls.lse_mask = htonl(0xffffffff));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls, set_mpls of ipv4", ETH "0800 " IP4_TCP,
+                   acts, 3, ETH "0800 " IP4_TCP);
+
+    /* VLAN tags in the bytes: the label goes after them.  The helpers
+     * leave the outer tag in skb metadata, where the parser finds it after
+     * a recirculation. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[1] = ACT(RECIRC, .u.recirc.id = 9);
+    check_mpls_recirc("push_mpls after a tag",
+                      ETH "8100 0064 0800 " IP4_TCP, acts, 2,
+                      ETH "8847 00064740 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+    check_mpls_recirc("push_mpls after two tags",
+                      ETH "88a8 00c8 8100 0064 0800 " IP4_TCP, acts, 2,
+                      ETH "8100 0064 8847 00064740 " IP4_TCP,
+                      htons(0x88a8), htons(0x10c8));
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    check_mpls_recirc("pop_mpls after a tag",
+                      ETH "8100 0064 8847 00064740 " IP4_TCP, acts, 2,
+                      ETH "0800 " IP4_TCP, htons(0x8100), htons(0x1064));
+    check_mpls_recirc("pop_mpls after two tags",
+                      ETH "88a8 00c8 8100 0064 8847 00064740 " IP4_TCP,
+                      acts, 2, ETH "8100 0064 0800 " IP4_TCP,
+                      htons(0x88a8), htons(0x10c8));
+
+    /* An accelerated tag (pushed first) stays the outermost one. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[2] = ACT(RECIRC, .u.recirc.id = 9);
+    check_mpls_recirc("push_vlan, push_mpls", ETH "0800 " IP4_TCP, acts, 3,
+                      ETH "8847 00064740 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+    acts[1] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    check_mpls_recirc("push_vlan, pop_mpls", ETH "8847 00064740 " IP4_TCP,
+                      acts, 3, ETH "0800 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+
+    /* Refused, and counted as a failure of the action: a pop to a VLAN
+     * ethertype, a push after three tags in the bytes. */
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "8847 00064740 " IP4_TCP);
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8100));
+    acts[1] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 2);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "pop_mpls to 0x8100: retval %u",
+          r.retval);
+    check_drops("pop_mpls to 0x8100", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_MPLS), 1);
+    ofpbuf_uninit(&pkt);
+}
+
 static void
 test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -3145,6 +3344,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"set-ipv6", "[object]", 0, 1, test_set_ipv6, OVS_RO},
     {"set-l4", "[object]", 0, 1, test_set_l4, OVS_RO},
     {"vlan", "[object]", 0, 1, test_vlan, OVS_RO},
+    {"mpls", "[object]", 0, 1, test_mpls, OVS_RO},
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"ct", "[object]", 0, 1, test_ct, OVS_RO},
