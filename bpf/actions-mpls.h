@@ -153,17 +153,24 @@ ovs_bpf_mpls_store(struct __sk_buff *skb, __u32 off, const __u8 *buf,
     return bpf_skb_store_bytes(skb, off, buf, 14, f);
 }
 
+/* The accelerated VLAN tag of a packet, if it has one. */
+struct ovs_bpf_mpls_vlan {
+    __u32 present;
+    __be16 tpid;
+    __u16 tci;
+};
+
 /* Takes the accelerated VLAN tag off, if there is one, into '*vlan' (see
  * ovs_bpf_mpls_restore_vlan()). */
 static __always_inline long
-ovs_bpf_mpls_save_vlan(struct __sk_buff *skb, __u32 *vlan)
+ovs_bpf_mpls_save_vlan(struct __sk_buff *skb, struct ovs_bpf_mpls_vlan *vlan)
 {
-    *vlan = 0;
-    if (!skb->vlan_present) {
+    vlan->present = skb->vlan_present;
+    if (!vlan->present) {
         return 0;
     }
-    *vlan = (1u << 31) | (bpf_ntohs(skb->vlan_proto) & 0x7fff) << 16
-            | (skb->vlan_tci & 0xffff);
+    vlan->tpid = skb->vlan_proto;
+    vlan->tci = skb->vlan_tci;
     return bpf_skb_vlan_pop(skb);
 }
 
@@ -171,13 +178,13 @@ ovs_bpf_mpls_save_vlan(struct __sk_buff *skb, __u32 *vlan)
  * outermost one: a tag that the helpers left in the metadata goes into the
  * bytes behind it. */
 static __always_inline long
-ovs_bpf_mpls_restore_vlan(struct __sk_buff *skb, __u32 vlan)
+ovs_bpf_mpls_restore_vlan(struct __sk_buff *skb,
+                          const struct ovs_bpf_mpls_vlan *vlan)
 {
-    if (!vlan) {
+    if (!vlan->present) {
         return 0;
     }
-    return bpf_skb_vlan_push(skb, bpf_htons((vlan >> 16) & 0x7fff),
-                             vlan & 0xffff);
+    return bpf_skb_vlan_push(skb, vlan->tpid, vlan->tci);
 }
 
 /* After a push or pop: the ethertype is 'eth_type', the labels are those
@@ -216,14 +223,21 @@ ovs_bpf_mpls_new_key(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
 }
 
-/* The offset of the first byte after the ethertype, for a packet that had
- * 'n_tags' tags in the bytes and 'vlan' (nonzero) in skb metadata before,
- * and has as many now. */
-static __always_inline __u32
-ovs_bpf_mpls_l3(struct __sk_buff *skb, __u32 n_tags, __u32 vlan)
+/* The end of a push or pop: the key follows ('eth_type' is the new
+ * ethertype), and the next action runs.  The packet had 'n_tags' tags in
+ * the bytes and 'vlan' in skb metadata before, and has as many now, but
+ * the helpers may have left one more or one less in the metadata: the
+ * ethertype is after those in the bytes. */
+static __always_inline int
+ovs_bpf_mpls_done(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                  __u32 idx, __be16 eth_type, __u32 n_tags,
+                  const struct ovs_bpf_mpls_vlan *vlan)
 {
-    return ETH_HLEN + 4 * (n_tags + (vlan ? 1 : 0)
-                           - (skb->vlan_present ? 1 : 0));
+    __u32 l3 = ETH_HLEN + 4 * (n_tags + (vlan->present ? 1 : 0)
+                               - (skb->vlan_present ? 1 : 0));
+
+    ovs_bpf_mpls_new_key(skb, s, eth_type, l3);
+    return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 
 /* OVS_BPF_ACTION_PUSH_MPLS. */
@@ -233,7 +247,8 @@ ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
-    __u32 idx, n_tags, vlan;
+    struct ovs_bpf_mpls_vlan vlan;
+    __u32 idx, n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
     __be32 lse;
@@ -259,12 +274,10 @@ ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
         || ovs_bpf_mpls_store(skb, 16, buf, n_tags)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
-        || ovs_bpf_mpls_restore_vlan(skb, vlan)) {
+        || ovs_bpf_mpls_restore_vlan(skb, &vlan)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_MPLS);
     }
-    ovs_bpf_mpls_new_key(skb, s, eth_type, ovs_bpf_mpls_l3(skb, n_tags,
-                                                           vlan));
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return ovs_bpf_mpls_done(skb, s, idx, eth_type, n_tags, &vlan);
 }
 
 /* OVS_BPF_ACTION_POP_MPLS.  A packet that is not MPLS is left alone, as
@@ -275,7 +288,8 @@ ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
-    __u32 idx, n_tags, vlan;
+    struct ovs_bpf_mpls_vlan vlan;
+    __u32 idx, n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
 
@@ -304,12 +318,10 @@ ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
-        || ovs_bpf_mpls_restore_vlan(skb, vlan)) {
+        || ovs_bpf_mpls_restore_vlan(skb, &vlan)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_MPLS);
     }
-    ovs_bpf_mpls_new_key(skb, s, eth_type, ovs_bpf_mpls_l3(skb, n_tags,
-                                                           vlan));
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return ovs_bpf_mpls_done(skb, s, idx, eth_type, n_tags, &vlan);
 }
 
 /* OVS_BPF_ACTION_SET_MPLS: the outermost label stack entry, masked.  A

@@ -2137,6 +2137,17 @@ test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_mpls_recirc("push_vlan, pop_mpls", ETH "8847 00064740 " IP4_TCP,
                       acts, 3, ETH "0800 " IP4_TCP,
                       htons(0x8100), htons(0x1064));
+    /* An 802.1ad one stays 802.1ad. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x88a8),
+                  .u.push_vlan.tci = htons(0x20c8));
+    check_mpls_recirc("push_vlan 802.1ad, pop_mpls",
+                      ETH "8847 00064740 " IP4_TCP, acts, 3,
+                      ETH "0800 " IP4_TCP, htons(0x88a8), htons(0x30c8));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    check_mpls_recirc("push_vlan 802.1ad, push_mpls", ETH "0800 " IP4_TCP,
+                      acts, 3, ETH "8847 00064740 " IP4_TCP,
+                      htons(0x88a8), htons(0x30c8));
 
     /* Refused, and counted as a failure of the action: a pop to a VLAN
      * ethertype, a push after three tags in the bytes. */
