@@ -2087,6 +2087,21 @@ test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "pop_mpls of 2: key lse %#"PRIx32" %#"PRIx32,
           ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]));
 
+    /* A stack deeper than the parser reads (3 entries): the pop takes the
+     * outer one off, and the key gets the next 3 from the packet. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls of 4",
+                   ETH "8847 00001040 00002040 00003040 00004140 " IP4_TCP,
+                   acts, 2, ETH "8847 00002040 00003040 00004140 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.mpls_lse[0] == htonl(0x2040)
+          && bkey.mpls_lse[1] == htonl(0x3040)
+          && bkey.mpls_lse[2] == htonl(0x4140),
+          "pop_mpls of 4: key lse %#"PRIx32" %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]),
+          ntohl(bkey.mpls_lse[2]));
+
     /* set(mpls) TTL decrement: only the TTL byte changes. */
     acts[0] = ACT(SET_MPLS, .u.mpls.lse = htonl(63),
                   .u.mpls.lse_mask = htonl(0xff));
