@@ -65,6 +65,7 @@ BPF_INC = \
 	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \
+	bpf/actions-mpls.h \
 	bpf/actions-output.h \
 	bpf/actions-set.h \
 	bpf/actions-tunnel.h \

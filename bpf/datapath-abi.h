@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 10
+#define OVS_BPF_ABI_VERSION 11
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -335,7 +335,10 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(CT, ct)                          /* u.ct */              \
     OVS_BPF_ACTION(CT_CLEAR, ct_clear)              /* no argument */       \
     OVS_BPF_ACTION(CT_LABEL, ct_label)              /* u.ct_label: CT's */ \
-    OVS_BPF_ACTION(POP_ETH, pop_eth)                /* no argument */
+    OVS_BPF_ACTION(POP_ETH, pop_eth)                /* no argument */       \
+    OVS_BPF_ACTION(PUSH_MPLS, push_mpls)            /* u.mpls */            \
+    OVS_BPF_ACTION(POP_MPLS, pop_mpls)              /* u.mpls */            \
+    OVS_BPF_ACTION(SET_MPLS, set_mpls)              /* u.mpls, masked */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -528,6 +531,30 @@ struct ovs_bpf_act_ct_label {
     __u8 mask[16];
 };
 
+/* OVS_BPF_ACTION_PUSH_MPLS, _POP_MPLS and _SET_MPLS (bpf/actions-mpls.h),
+ * of Ethernet frames only (the translator leaves the MPLS actions of a
+ * packet without Ethernet header to ovs-vswitchd):
+ *
+ *   - PUSH_MPLS puts 'lse' in front of the label stack, or between the
+ *     Ethernet header (and its VLAN tags) and the network header of a
+ *     packet that is not MPLS, and makes the ethertype 'eth_type' (0x8847
+ *     or 0x8848).
+ *   - POP_MPLS takes the outermost label off an MPLS packet and makes the
+ *     ethertype 'eth_type' (never a VLAN TPID); it leaves another packet
+ *     alone.
+ *   - SET_MPLS sets the outermost label stack entry to
+ *     (old & ~'lse_mask') | ('lse' & 'lse_mask') (set(mpls) has an
+ *     all-ones mask); it leaves a packet that is not MPLS alone.
+ *
+ * 'lse' is a whole label stack entry in network byte order (label, TC,
+ * bottom of stack bit, TTL), as in OVS's struct ovs_key_mpls. */
+struct ovs_bpf_act_mpls {
+    __be32 lse;                 /* PUSH_MPLS, SET_MPLS. */
+    __be32 lse_mask;            /* SET_MPLS. */
+    __be16 eth_type;            /* PUSH_MPLS, POP_MPLS. */
+    __u16 pad;
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -551,6 +578,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_tunnel tunnel;
         struct ovs_bpf_act_ct ct;
         struct ovs_bpf_act_ct_label ct_label;
+        struct ovs_bpf_act_mpls mpls;
         __u8 raw[56];
     } u;
 };

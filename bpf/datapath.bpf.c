@@ -56,6 +56,7 @@
 #include "bpf/actions-output.h"
 #include "bpf/actions-set.h"
 #include "bpf/actions-vlan.h"
+#include "bpf/actions-mpls.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
 #include "bpf/actions-meter.h"
@@ -321,6 +322,27 @@ int
 ovs_bpf_act_ct_clear(struct __sk_buff *skb)
 {
     return ovs_bpf_act_ct_clear__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_push_mpls(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_push_mpls__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_pop_mpls(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_pop_mpls__(skb);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_set_mpls(struct __sk_buff *skb)
+{
+    return ovs_bpf_act_set_mpls__(skb);
 }
 
 /* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which

@@ -771,7 +771,7 @@ set_is_bpf(enum ovs_key_attr type)
     return (type == OVS_KEY_ATTR_PRIORITY || type == OVS_KEY_ATTR_SKB_MARK
             || type == OVS_KEY_ATTR_ETHERNET || type == OVS_KEY_ATTR_IPV4
             || type == OVS_KEY_ATTR_IPV6 || type == OVS_KEY_ATTR_TCP
-            || type == OVS_KEY_ATTR_UDP);
+            || type == OVS_KEY_ATTR_UDP || type == OVS_KEY_ATTR_MPLS);
 }
 
 /* Translates set() or set_masked() ('masked') of a key attribute of type
@@ -899,13 +899,24 @@ xlate_set(struct act_xlate *x, enum ovs_key_attr type, const void *value,
         return 0;
     }
 
-    case OVS_KEY_ATTR_MPLS:
+    case OVS_KEY_ATTR_MPLS: {
+        const struct ovs_key_mpls *v = value, *m = mask;
+
         /* One label stack entry, the outermost (as in the kernel). */
         if (size != sizeof(struct ovs_key_mpls)) {
             return EINVAL;
         }
-        x->userspace_only = true;
+        if (x->not_eth) {
+            /* The labels of a packet without an Ethernet header: the BPF
+             * programs never see such a packet. */
+            x->userspace_only = true;
+            return 0;
+        }
+        s = new_slot(x, OVS_BPF_ACTION_SET_MPLS);
+        s->u.mpls.lse = v->mpls_lse & m->mpls_lse;
+        s->u.mpls.lse_mask = m->mpls_lse;
         return 0;
+    }
 
     case OVS_KEY_ATTR_SCTP:
     case OVS_KEY_ATTR_ARP:
@@ -1844,18 +1855,40 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
 
         case OVS_ACTION_ATTR_PUSH_MPLS:
         case OVS_ACTION_ATTR_POP_MPLS:
-        case OVS_ACTION_ATTR_ADD_MPLS:
-            /* The BPF programs cannot change an skb's protocol to or from
-             * MPLS (bpf_skb_adjust_room() and bpf_skb_change_proto() work
-             * on IPv4 and IPv6 skbs only): odp_execute_actions() runs
-             * them, in ovs-vswitchd.  Their arguments are checked as the
-             * kernel datapath does. */
+        case OVS_ACTION_ATTR_ADD_MPLS: {
+            /* push_mpls and pop_mpls of an Ethernet frame run in BPF
+             * (bpf/actions-mpls.h).  odp_execute_actions() runs, in
+             * ovs-vswitchd, what the BPF programs cannot do: add_mpls
+             * (with or without the L3 flag, the label goes in front of the
+             * Ethernet header: a packet without one, which BPF cannot
+             * carry), the MPLS actions of a packet that has lost its
+             * Ethernet header, and a pop_mpls to a VLAN ethertype (the
+             * kernel's VLAN helpers, with which the BPF programs move the
+             * label, would take that for a tag to pop).  The arguments
+             * are checked as the kernel datapath does. */
+            bool had_eth = !x->not_eth;
+
             error = check_mpls_action(x, a);
-            if (!error) {
+            if (error) {
+                break;
+            }
+            *modifies = true;
+            if (!had_eth || type == OVS_ACTION_ATTR_ADD_MPLS
+                || (type == OVS_ACTION_ATTR_POP_MPLS
+                    && eth_type_vlan(nl_attr_get_be16(a)))) {
                 x->userspace_only = true;
-                *modifies = true;
+            } else if (type == OVS_ACTION_ATTR_PUSH_MPLS) {
+                const struct ovs_action_push_mpls *mpls = nl_attr_get(a);
+
+                s = new_slot(x, OVS_BPF_ACTION_PUSH_MPLS);
+                s->u.mpls.lse = mpls->mpls_lse;
+                s->u.mpls.eth_type = mpls->mpls_ethertype;
+            } else {
+                s = new_slot(x, OVS_BPF_ACTION_POP_MPLS);
+                s->u.mpls.eth_type = nl_attr_get_be16(a);
             }
             break;
+        }
 
         case OVS_ACTION_ATTR_PUSH_ETH:
         case OVS_ACTION_ATTR_POP_ETH:
@@ -2426,6 +2459,18 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
                 ds_put_cstr(s, ",nat");
             }
             ds_put_char(s, ')');
+            break;
+        case OVS_BPF_ACTION_PUSH_MPLS:
+            ds_put_format(s, "(lse=%#"PRIx32",eth_type=%#"PRIx16")",
+                          ntohl(a->u.mpls.lse), ntohs(a->u.mpls.eth_type));
+            break;
+        case OVS_BPF_ACTION_POP_MPLS:
+            ds_put_format(s, "(eth_type=%#"PRIx16")",
+                          ntohs(a->u.mpls.eth_type));
+            break;
+        case OVS_BPF_ACTION_SET_MPLS:
+            ds_put_format(s, "(lse=%#"PRIx32"/%#"PRIx32")",
+                          ntohl(a->u.mpls.lse), ntohl(a->u.mpls.lse_mask));
             break;
         case OVS_BPF_ACTION_CT_LABEL:
             /* Not after a ct() with labels: shown as it is. */

@@ -1955,6 +1955,231 @@ test_vlan(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&tagged);
 }
 
+/* A label stack entry: label, traffic class, bottom of stack, TTL. */
+#define LSE(LABEL, TC, BOS, TTL) \
+    htonl((uint32_t) (LABEL) << 12 | (TC) << 9 | (BOS) << 8 | (TTL))
+
+/* Runs 'pkt' through a flow of 'acts' that ends with an output and checks
+ * that the output is 'exp' (hex), byte for byte. */
+static void
+check_mpls_out(const char *name, const char *pkt_hex_,
+               const struct ovs_bpf_action *acts, uint32_t n,
+               const char *exp_hex)
+{
+    struct ofpbuf pkt, exp;
+    struct drops drops;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&exp, 0);
+    pkt_hex(&pkt, pkt_hex_);
+    pkt_hex(&exp, exp_hex);
+    flow_for(&pkt, acts, n);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == exp.size
+          && !memcmp(r.out, exp.data, exp.size),
+          "%s: retval %u, length %u (expected %"PRIu32")", name,
+          r.retval, r.out_len, exp.size);
+    check_drops(name, &drops, NO_DROP, 0);
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&exp);
+}
+
+/* Runs 'pkt' through a flow of 'acts' that ends with recirc(9), and checks
+ * that the parser, after the recirculation, finds the key of 'exp_hex'
+ * received with the accelerated tag 'vlan' (TPID and TCI as in the key,
+ * 0 for none): it hits the flow installed for that key. */
+static void
+check_mpls_recirc(const char *name, const char *pkt_hex_,
+                  const struct ovs_bpf_action *acts, uint32_t n,
+                  const char *exp_hex, ovs_be16 tpid, ovs_be16 tci)
+{
+    struct ovs_bpf_flow_key key, bkey;
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    struct ofpbuf pkt, exp;
+    uint64_t hit;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&exp, 0);
+    pkt_hex(&pkt, pkt_hex_);
+    pkt_hex(&exp, exp_hex);
+    key_of(&exp, &key);
+    if (tpid) {
+        /* The outer tag in skb metadata: the parser puts it first. */
+        key.vlans[1] = key.vlans[0];
+        key.vlans[0].tpid = tpid;
+        key.vlans[0].tci = tci;
+    }
+    key.recirc_id = 9;
+    flow_for(&pkt, acts, n);
+    add_flow(0, &key, NULL, &out, 1, 0);
+    set_n_masks(1);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    run_ingress(&pkt, &r);
+    scratch_key(&bkey);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
+          "%s: retval %u, %"PRIu64" hits", name, r.retval,
+          stat_get(OVS_BPF_STAT_HIT) - hit);
+    check_key(name, &bkey, &key);
+    ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&exp);
+}
+
+static void
+test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const ovs_be32 lse1 = LSE(100, 3, 1, 64);     /* 00064740 */
+    const ovs_be32 lse2 = LSE(200, 0, 0, 63);     /* 000c803f */
+    struct ovs_bpf_action acts[5];
+    struct ovs_bpf_flow_key bkey;
+    struct ofpbuf pkt;
+    struct drops drops;
+    struct run r;
+
+    /* push_mpls onto IPv4: the label after the Ethernet header, with the
+     * bottom of stack bit, TTL and traffic class as given. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_mpls", ETH "0800 " IP4_TCP, acts, 2,
+                   ETH "8847 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8847) && bkey.mpls_lse[0] == lse1
+          && !bkey.mpls_lse[1] && !bkey.nw_proto && !bkey.ipv4_src,
+          "push_mpls: key eth_type %#x lse %#"PRIx32" nw_proto %u",
+          ntohs(bkey.eth_type), ntohl(bkey.mpls_lse[0]), bkey.nw_proto);
+
+    /* Two pushes (multicast MPLS), then set(mpls) of the outer label and
+     * TTL only: the inner entry and the outer one's BOS bit and TC stay. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8848));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse2,
+                  .u.mpls.eth_type = htons(0x8848));
+    acts[2] = ACT(SET_MPLS, .u.mpls.lse = LSE(0x12345, 0, 0, 7),
+                  .u.mpls.lse_mask = htonl(0xfffff0ff));
+    acts[3] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_mpls x2 + set_mpls", ETH "0800 " IP4_TCP, acts, 4,
+                   ETH "8848 12345007 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8848)
+          && bkey.mpls_lse[0] == htonl(0x12345007)
+          && bkey.mpls_lse[1] == lse1 && !bkey.mpls_lse[2],
+          "push_mpls x2: key lse %#"PRIx32" %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]),
+          ntohl(bkey.mpls_lse[2]));
+
+    /* pop_mpls of the only label: IPv4 again, byte for byte. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls", ETH "8847 00064740 " IP4_TCP, acts, 2,
+                   ETH "0800 " IP4_TCP);
+
+    /* pop_mpls of the outer of two: still MPLS, the inner label first. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8847));
+    check_mpls_out("pop_mpls of 2", ETH "8847 000c803f 00064740 " IP4_TCP,
+                   acts, 2, ETH "8847 00064740 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8847) && bkey.mpls_lse[0] == lse1
+          && !bkey.mpls_lse[1],
+          "pop_mpls of 2: key lse %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]));
+
+    /* A stack deeper than the parser reads (3 entries): the pop takes the
+     * outer one off, and the key gets the next 3 from the packet. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls of 4",
+                   ETH "8847 00001040 00002040 00003040 00004140 " IP4_TCP,
+                   acts, 2, ETH "8847 00002040 00003040 00004140 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.mpls_lse[0] == htonl(0x2040)
+          && bkey.mpls_lse[1] == htonl(0x3040)
+          && bkey.mpls_lse[2] == htonl(0x4140),
+          "pop_mpls of 4: key lse %#"PRIx32" %#"PRIx32" %#"PRIx32,
+          ntohl(bkey.mpls_lse[0]), ntohl(bkey.mpls_lse[1]),
+          ntohl(bkey.mpls_lse[2]));
+
+    /* set(mpls) TTL decrement: only the TTL byte changes. */
+    acts[0] = ACT(SET_MPLS, .u.mpls.lse = htonl(63),
+                  .u.mpls.lse_mask = htonl(0xff));
+    check_mpls_out("set_mpls ttl", ETH "8847 00064740 " IP4_TCP, acts, 2,
+                   ETH "8847 0006473f " IP4_TCP);
+
+    /* Not MPLS: pop_mpls and set(mpls) leave the packet alone. */
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x86dd));
+    acts[1] = ACT(SET_MPLS, .u.mpls.lse = htonl(1),
+                  .u.mpls.lse_mask = htonl(0xffffffff));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_mpls, set_mpls of ipv4", ETH "0800 " IP4_TCP,
+                   acts, 3, ETH "0800 " IP4_TCP);
+
+    /* VLAN tags in the bytes: the label goes after them.  The helpers
+     * leave the outer tag in skb metadata, where the parser finds it after
+     * a recirculation. */
+    acts[0] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[1] = ACT(RECIRC, .u.recirc.id = 9);
+    check_mpls_recirc("push_mpls after a tag",
+                      ETH "8100 0064 0800 " IP4_TCP, acts, 2,
+                      ETH "8847 00064740 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+    check_mpls_recirc("push_mpls after two tags",
+                      ETH "88a8 00c8 8100 0064 0800 " IP4_TCP, acts, 2,
+                      ETH "8100 0064 8847 00064740 " IP4_TCP,
+                      htons(0x88a8), htons(0x10c8));
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    check_mpls_recirc("pop_mpls after a tag",
+                      ETH "8100 0064 8847 00064740 " IP4_TCP, acts, 2,
+                      ETH "0800 " IP4_TCP, htons(0x8100), htons(0x1064));
+    check_mpls_recirc("pop_mpls after two tags",
+                      ETH "88a8 00c8 8100 0064 8847 00064740 " IP4_TCP,
+                      acts, 2, ETH "8100 0064 0800 " IP4_TCP,
+                      htons(0x88a8), htons(0x10c8));
+
+    /* An accelerated tag (pushed first) stays the outermost one. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    acts[2] = ACT(RECIRC, .u.recirc.id = 9);
+    check_mpls_recirc("push_vlan, push_mpls", ETH "0800 " IP4_TCP, acts, 3,
+                      ETH "8847 00064740 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+    acts[1] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800));
+    check_mpls_recirc("push_vlan, pop_mpls", ETH "8847 00064740 " IP4_TCP,
+                      acts, 3, ETH "0800 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+    /* An 802.1ad one stays 802.1ad. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x88a8),
+                  .u.push_vlan.tci = htons(0x20c8));
+    check_mpls_recirc("push_vlan 802.1ad, pop_mpls",
+                      ETH "8847 00064740 " IP4_TCP, acts, 3,
+                      ETH "0800 " IP4_TCP, htons(0x88a8), htons(0x30c8));
+    acts[1] = ACT(PUSH_MPLS, .u.mpls.lse = lse1,
+                  .u.mpls.eth_type = htons(0x8847));
+    check_mpls_recirc("push_vlan 802.1ad, push_mpls", ETH "0800 " IP4_TCP,
+                      acts, 3, ETH "8847 00064740 " IP4_TCP,
+                      htons(0x88a8), htons(0x30c8));
+
+    /* Refused, and counted as a failure of the action: a pop to a VLAN
+     * ethertype, a push after three tags in the bytes. */
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "8847 00064740 " IP4_TCP);
+    acts[0] = ACT(POP_MPLS, .u.mpls.eth_type = htons(0x8100));
+    acts[1] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 2);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "pop_mpls to 0x8100: retval %u",
+          r.retval);
+    check_drops("pop_mpls to 0x8100", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_MPLS), 1);
+    ofpbuf_uninit(&pkt);
+}
+
 static void
 test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -3131,6 +3356,67 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
+/* The cost of the MPLS actions: push_mpls and pop_mpls together (each run
+ * gets the packet the last one left, which must be the same), against
+ * push_vlan and pop_vlan (an accelerated tag: no bytes move) and against
+ * output only, in the same rounds, on the Ethernet megaflow of
+ * test_benchmark(). */
+static void
+test_benchmark_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    const struct ovs_bpf_action vlan[3] = {
+        ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+            .u.push_vlan.tci = htons(10)),
+        ACT(POP_VLAN),
+        OUTPUT(LO_PORT1),
+    };
+    const struct ovs_bpf_action mpls[3] = {
+        ACT(PUSH_MPLS, .u.mpls.lse = LSE(100, 0, 1, 64),
+            .u.mpls.eth_type = htons(0x8847)),
+        ACT(POP_MPLS, .u.mpls.eth_type = htons(0x0800)),
+        OUTPUT(LO_PORT1),
+    };
+    const uint32_t repeat = 1000000;
+    struct ovs_bpf_flow_key key, mask;
+    struct ofpbuf pkt;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP
+            "000000000000000000000000000000000000");
+    key_of(&pkt, &key);
+    memset(&mask, 0, sizeof mask);
+    mask.in_port = mask.recirc_id = UINT32_MAX;
+    memset(mask.eth_dst, 0xff, sizeof mask.eth_dst);
+    memset(mask.eth_src, 0xff, sizeof mask.eth_src);
+    mask.eth_type = OVS_BE16_MAX;
+    mask.nw_frag = 0xff;
+
+    for (int i = 0; i < 3; i++) {
+        uint32_t t_out, t_vlan, t_mpls;
+
+        del_flows();
+        add_flow(0, &key, &mask, &out, 1, 0);
+        set_n_masks(1);
+        t_out = bench_run(ingress_fd, &pkt, repeat);
+        del_flows();
+        add_flow(0, &key, &mask, vlan, 3, 0);
+        set_n_masks(1);
+        t_vlan = bench_run(ingress_fd, &pkt, repeat);
+        del_flows();
+        add_flow(0, &key, &mask, mpls, 3, 0);
+        set_n_masks(1);
+        t_mpls = bench_run(ingress_fd, &pkt, repeat);
+        printf("ovs_bpf_ingress, Ethernet megaflow: output %u ns/packet; "
+               "push_vlan, pop_vlan, output %u ns/packet (%+d); "
+               "push_mpls, pop_mpls, output %u ns/packet (%+d)\n",
+               t_out, t_vlan, (int) t_vlan - (int) t_out,
+               t_mpls, (int) t_mpls - (int) t_out);
+    }
+    del_flows();
+    ofpbuf_uninit(&pkt);
+}
+
 static const struct ovs_cmdl_command commands[] = {
     {"load", "[object]", 0, 1, test_load, OVS_RO},
     {"parse", "[object]", 0, 1, test_parse, OVS_RO},
@@ -3145,6 +3431,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"set-ipv6", "[object]", 0, 1, test_set_ipv6, OVS_RO},
     {"set-l4", "[object]", 0, 1, test_set_l4, OVS_RO},
     {"vlan", "[object]", 0, 1, test_vlan, OVS_RO},
+    {"mpls", "[object]", 0, 1, test_mpls, OVS_RO},
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"ct", "[object]", 0, 1, test_ct, OVS_RO},
@@ -3154,6 +3441,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"meter", "[object]", 0, 1, test_meter, OVS_RO},
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
+    {"benchmark-mpls", "[object]", 0, 1, test_benchmark_mpls, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
 

@@ -801,10 +801,60 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS, htons(ETH_TYPE_IP));
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
             break;
+        case 13:
+            /* pop_mpls to a VLAN ethertype: ovs-vswitchd runs it. */
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                            htons(ETH_TYPE_VLAN_8021Q));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 14:
+            /* Two labels pushed, one popped: BPF. */
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_MPLS, &mpls,
+                              sizeof mpls);
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_MPLS, &mpls,
+                              sizeof mpls);
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                            htons(ETH_TYPE_MPLS));
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        case 15:
+            /* A push in a clone with actions after it: the BPF clone()
+             * cannot restore a packet whose length changed. */
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_MPLS, &mpls,
+                              sizeof mpls);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            nl_msg_end_nested(&b, ofs);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+            break;
+        case 16: {
+            /* set(mpls) of a packet without an Ethernet header (after
+             * add_mpls): ovs-vswitchd runs it. */
+            struct ovs_action_add_mpls add = {
+                .mpls_lse = mpls.mpls_lse,
+                .mpls_ethertype = htons(ETH_TYPE_MPLS),
+            };
+            struct ovs_action_push_eth push_eth = {
+                .addresses = {
+                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+                },
+            };
+            struct ovs_key_mpls lse = { .mpls_lse = mpls.mpls_lse };
+
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+            ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_SET);
+            nl_msg_put_unspec(&b, OVS_KEY_ATTR_MPLS, &lse, sizeof lse);
+            nl_msg_end_nested(&b, ofs);
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                              sizeof push_eth);
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        }
         default:
             /* 22 NSH cases, then the layer 3 port ones. */
-            if (i - 13 < 22 ? !put_nsh_case(&b, i - 13, &name)
-                : !put_l3_port_case(&b, i - 13 - 22)) {
+            if (i - 17 < 22 ? !put_nsh_case(&b, i - 17, &name)
+                : !put_l3_port_case(&b, i - 17 - 22)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
