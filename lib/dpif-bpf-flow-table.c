@@ -537,45 +537,90 @@ flow_put_errno(int error)
     return error;
 }
 
-/* Writes the 'n' entries of the BPF map 'fd' whose keys ('key_size' bytes
- * each) and values ('value_size' bytes each) lie back to back in 'keys' and
- * 'values', with the update flags 'flags', in as few BPF_MAP_UPDATE_BATCH
- * calls as the kernel allows.  Stores in 'errors[i]' 0 or the errno value
- * of entry 'i'.
- *
- * The kernel writes the entries of a batch in order and stops at the first
- * one it refuses, saying how many it wrote: the refused entry is written
- * again alone, which gives its own error (a batch error may also be about
- * the batch as a whole), and the batch goes on after it.  A kernel or map
- * without batch updates makes every entry go alone from then on. */
-static void
-map_update_batch(int fd, const void *keys_, size_t key_size,
-                 const void *values_, size_t value_size, size_t n,
-                 uint64_t flags, int *errors)
+/* The BPF map operations that go in batches (BPF_MAP_UPDATE_BATCH,
+ * BPF_MAP_DELETE_BATCH), each with its one-entry fallback. */
+enum map_batch_op {
+    MAP_BATCH_UPDATE,
+    MAP_BATCH_DELETE,
+    N_MAP_BATCH_OPS
+};
+
+/* Set once a kernel has refused a batch of 'op' where the entry alone was
+ * fine: the entries then go alone from then on. */
+static atomic_bool map_batch_unsupported[N_MAP_BATCH_OPS];
+
+/* Set by dp_bpf_map_batches_disable() (tests): the entries go alone, as
+ * with a kernel without batch operations. */
+static atomic_bool map_batches_disabled;
+
+void
+dp_bpf_map_batches_disable(bool disable)
 {
-    static atomic_bool batch_unsupported = false;
+    atomic_store_relaxed(&map_batches_disabled, disable);
+}
+
+static bool
+map_batch_usable(enum map_batch_op op)
+{
+    bool unsupported, disabled;
+
+    atomic_read_relaxed(&map_batch_unsupported[op], &unsupported);
+    atomic_read_relaxed(&map_batches_disabled, &disabled);
+    return !unsupported && !disabled;
+}
+
+/* Runs 'op' on the 'n' entries of the BPF map 'fd' whose keys ('key_size'
+ * bytes each) and, for an update, values ('value_size' bytes each) lie back
+ * to back in 'keys' and 'values', with the update flags 'flags', in as few
+ * batch calls of at most 'max_batch' entries as the kernel allows.  Stores
+ * in 'errors[i]' 0 or the errno value of entry 'i' (ENOENT for a delete of
+ * a key without an entry).
+ *
+ * The kernel runs the entries of a batch in order and stops at the first
+ * one it refuses, saying how many it did: the refused entry goes again
+ * alone, which gives its own error (a batch error may also be about the
+ * batch as a whole), and the batch goes on after it.  A kernel or map
+ * without the batch operation makes every entry go alone from then on. */
+static void
+map_batch(enum map_batch_op op, int fd, const void *keys_, size_t key_size,
+          const void *values_, size_t value_size, size_t n, uint32_t max_batch,
+          uint64_t flags, int *errors)
+{
+    static const char *const names[N_MAP_BATCH_OPS] = {
+        [MAP_BATCH_UPDATE] = "updates: flows are installed",
+        [MAP_BATCH_DELETE] = "deletes: flows are deleted",
+    };
     LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = flags);
     const uint8_t *values = values_;
     const uint8_t *keys = keys_;
     size_t i = 0;
 
     while (i < n) {
+        const void *key, *value;
         uint32_t count = 0;
         int batch_error = 0;
-        bool unsupported;
 
-        atomic_read_relaxed(&batch_unsupported, &unsupported);
-        if (n - i > 1 && !unsupported) {
-            count = n - i;
-            COVERAGE_INC(dpif_bpf_map_update_batch);
-            if (!bpf_map_update_batch(fd, keys + i * key_size,
-                                      values + i * value_size, &count,
-                                      &opts)) {
-                memset(&errors[i], 0, (n - i) * sizeof *errors);
-                return;
+        if (n - i > 1 && map_batch_usable(op)) {
+            uint32_t asked = MIN(n - i, max_batch);
+            int retval;
+
+            count = asked;
+            key = keys + i * key_size;
+            if (op == MAP_BATCH_UPDATE) {
+                COVERAGE_INC(dpif_bpf_map_update_batch);
+                retval = bpf_map_update_batch(fd, key, values + i * value_size,
+                                              &count, &opts);
+            } else {
+                COVERAGE_INC(dpif_bpf_map_delete_batch);
+                retval = bpf_map_delete_batch(fd, key, &count, &opts);
+            }
+            if (!retval) {
+                memset(&errors[i], 0, asked * sizeof *errors);
+                i += asked;
+                continue;
             }
             batch_error = errno;
-            if (count >= n - i) {
+            if (count >= asked) {
                 /* Refused before the first entry. */
                 count = 0;
             }
@@ -583,18 +628,25 @@ map_update_batch(int fd, const void *keys_, size_t key_size,
         memset(&errors[i], 0, count * sizeof *errors);
         i += count;
 
-        errors[i] = (bpf_map_update_elem(fd, keys + i * key_size,
-                                         values + i * value_size, flags)
+        key = keys + i * key_size;
+        value = values ? values + i * value_size : NULL;
+        errors[i] = ((op == MAP_BATCH_UPDATE
+                      ? bpf_map_update_elem(fd, key, value, flags)
+                      : bpf_map_delete_elem(fd, key))
                      ? errno : 0);
         if (!errors[i] && (batch_error == EINVAL
                            || batch_error == EOPNOTSUPP
                            || batch_error == ENOTSUPP)) {
-            /* The entry alone was fine: the kernel cannot update this map
-             * in batches. */
-            VLOG_INFO_ONCE("BPF map batch updates fail (%s): flows are "
-                           "installed one system call each",
-                           ovs_strerror(batch_error));
-            atomic_store_relaxed(&batch_unsupported, true);
+            /* The entry alone was fine: the kernel cannot run 'op' on this
+             * map in batches. */
+            bool was;
+
+            atomic_read_relaxed(&map_batch_unsupported[op], &was);
+            if (!was) {
+                VLOG_INFO("BPF map batch %s one system call each (%s)",
+                          names[op], ovs_strerror(batch_error));
+                atomic_store_relaxed(&map_batch_unsupported[op], true);
+            }
         }
         i++;
     }
@@ -646,8 +698,9 @@ put_batch_save(struct dp_bpf *dp, struct dp_bpf_pending_put *pending,
             dp_bpf_flow_save(dp, flow);
         }
     }
-    map_update_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, sfs,
-                     sizeof *sfs, n_sfs, BPF_ANY, errors);
+    map_batch(MAP_BATCH_UPDATE, dp->obj->saved_flows_fd, ufids,
+              sizeof *ufids, sfs, sizeof *sfs, n_sfs, UINT32_MAX, BPF_ANY,
+              errors);
     for (size_t i = 0; i < n_sfs; i++) {
         if (errors[i]) {
             COVERAGE_INC(dpif_bpf_flow_unsaved);
@@ -701,8 +754,9 @@ put_batch_flush(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
          * the flow table said that no flow has the key, and an entry with
          * it that none accounts for (a foreign write) is best replaced by
          * the flow that ovs-vswitchd knows. */
-        map_update_batch(dp->obj->flow_table_fds[t], keys, key_size, values,
-                         sizeof *values, n, BPF_ANY, errors);
+        map_batch(MAP_BATCH_UPDATE, dp->obj->flow_table_fds[t], keys,
+                  key_size, values, sizeof *values, n, UINT32_MAX, BPF_ANY,
+                  errors);
         for (size_t i = 0; i < n; i++) {
             struct dp_bpf_pending_put *p = in_t[i];
 
@@ -1042,68 +1096,6 @@ dp_bpf_flow_put__(struct dp_bpf *dp, struct dpif_flow_put *put)
     return error;
 }
 
-/* Deletes the 'n' keys of the BPF map 'fd', 'key_size' bytes each, back to
- * back in 'keys', in as few BPF_MAP_DELETE_BATCH calls as the kernel
- * allows.  Stores in 'errors[i]' 0 or the errno value of key 'i' (ENOENT
- * for a key without an entry).
- *
- * The kernel deletes the keys of a batch in order and stops at the first
- * one it cannot delete, saying how many it deleted before it: that key is
- * deleted again alone, which gives its own error (a batch error may also
- * be about the batch as a whole), and the batch goes on after it.  A
- * kernel or map without batch deletes makes every key go alone from then
- * on. */
-static void
-map_delete_batch(int fd, const void *keys_, size_t key_size, size_t n,
-                 int *errors)
-{
-    static atomic_bool batch_unsupported = false;
-    LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    const uint8_t *keys = keys_;
-    size_t i = 0;
-
-    while (i < n) {
-        uint32_t count = 0;
-        int batch_error = 0;
-        bool unsupported;
-
-        atomic_read_relaxed(&batch_unsupported, &unsupported);
-        if (n - i > 1 && !unsupported) {
-            uint32_t asked = MIN(n - i, DP_BPF_DELETE_BATCH);
-
-            count = asked;
-            COVERAGE_INC(dpif_bpf_map_delete_batch);
-            if (!bpf_map_delete_batch(fd, keys + i * key_size, &count,
-                                      &opts)) {
-                memset(&errors[i], 0, asked * sizeof *errors);
-                i += asked;
-                continue;
-            }
-            batch_error = errno;
-            if (count >= asked) {
-                /* Refused before the first key. */
-                count = 0;
-            }
-        }
-        memset(&errors[i], 0, count * sizeof *errors);
-        i += count;
-
-        errors[i] = (bpf_map_delete_elem(fd, keys + i * key_size)
-                     ? errno : 0);
-        if (!errors[i] && (batch_error == EINVAL
-                           || batch_error == EOPNOTSUPP
-                           || batch_error == ENOTSUPP)) {
-            /* The key alone was fine: the kernel cannot delete from this
-             * map in batches. */
-            VLOG_INFO_ONCE("BPF map batch deletes fail (%s): flows are "
-                           "deleted one system call each",
-                           ovs_strerror(batch_error));
-            atomic_store_relaxed(&batch_unsupported, true);
-        }
-        i++;
-    }
-}
-
 /* Removes the 'n' flows 'flows' from the flow table of 'dp' and their
  * entries from the BPF maps, with one BPF_MAP_DELETE_BATCH call (or a few)
  * per BPF flow table and one for their saved copies, instead of two
@@ -1158,8 +1150,8 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
             }
         }
         if (m) {
-            map_delete_batch(dp->obj->flow_table_fds[t], keys, key_size, m,
-                             errs);
+            map_batch(MAP_BATCH_DELETE, dp->obj->flow_table_fds[t], keys,
+                      key_size, NULL, 0, m, DP_BPF_DELETE_BATCH, 0, errs);
             for (size_t j = 0; j < m; j++) {
                 if (errs[j] && errors) {
                     errors[idx[j]] = errs[j];
@@ -1168,8 +1160,8 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
         }
     }
     /* A flow that did not fit has no saved copy (ENOENT). */
-    map_delete_batch(dp->obj->saved_flows_fd, ufids, sizeof *ufids, n_ufids,
-                     errs);
+    map_batch(MAP_BATCH_DELETE, dp->obj->saved_flows_fd, ufids,
+              sizeof *ufids, NULL, 0, n_ufids, DP_BPF_DELETE_BATCH, 0, errs);
 
     /* The masks after the flows' entries: a mask that goes leaves the
      * search order with no flow of it in BPF. */
@@ -1321,13 +1313,14 @@ dump_snapshot_read_table(const struct dp_bpf *dp, unsigned int t,
     uint32_t max = DP_BPF_LOOKUP_BATCH;
     struct ovs_bpf_flow *values;
     uint32_t in_batch, out_batch;
+    bool unsupported, disabled;
     bool first = true;
-    bool unsupported;
     uint8_t *keys;
     int error;
 
     atomic_read_relaxed(&batch_unsupported, &unsupported);
-    if (unsupported) {
+    atomic_read_relaxed(&map_batches_disabled, &disabled);
+    if (unsupported || disabled) {
         return EOPNOTSUPP;
     }
 

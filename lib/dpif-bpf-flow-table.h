@@ -84,4 +84,9 @@ void dp_bpf_flow_credit(struct dp_bpf *dp, struct dp_bpf_flow *,
  * periodically). */
 void dp_bpf_masks_rebalance(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 
+/* For tests: with 'disable', flow installs, deletes and dumps use no batch
+ * operation of the BPF maps (BPF_MAP_{UPDATE,DELETE,LOOKUP}_BATCH), as
+ * with a kernel that refuses them, but go one entry per system call. */
+void dp_bpf_map_batches_disable(bool disable);
+
 #endif /* dpif-bpf-flow-table.h */

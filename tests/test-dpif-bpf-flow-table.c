@@ -20,6 +20,12 @@
  *
  *   ovstest test-dpif-bpf-flow-table <case> <datapath name>
  *
+ *   ovstest test-dpif-bpf-flow-table <case> <datapath name> no-batch
+ *
+ * The second form makes the datapath use no batch operation of the BPF
+ * maps, as on a kernel that refuses them: every entry goes alone, and the
+ * case must print the same but for its "batch ...: no" lines.
+ *
  * Needs root (a datapath loads BPF programs and makes a TAP device):
  * tests/system-bpf.at runs it.  It prints what it finds, for the test to
  * compare. */
@@ -38,6 +44,7 @@
 #include "command-line.h"
 #include "coverage.h"
 #include "dpif.h"
+#include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-private.h"
@@ -183,6 +190,19 @@ flow_table_of(const struct test_put *tp)
     return entry.table;
 }
 
+/* The coverage counters of the batch calls (dpif-bpf-flow-table.c). */
+extern struct coverage_counter counter_dpif_bpf_map_update_batch;
+extern struct coverage_counter counter_dpif_bpf_map_lookup_batch;
+extern struct coverage_counter counter_dpif_bpf_map_delete_batch;
+
+/* The count of 'c' so far, of this thread (the test's only one). */
+static unsigned long long int
+counter_read(struct coverage_counter *c)
+{
+    c->total += c->count();
+    return c->total;
+}
+
 /* Batches of flow puts with bad ones among them: each bad one fails with
  * its own error, and the others, before and after it, are installed.
  *
@@ -202,12 +222,14 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     struct test_put tps[ARRAY_SIZE(matches)], eth[4], batch[3];
     struct ovs_bpf_flow_table_key tkey;
     struct ovs_bpf_flow *stale;
+    unsigned long long int n_batches;
     int table, real_fd, fd;
     struct dpif *dpif;
     struct dp_bpf *dp;
 
     assert(!dpif_create_and_open(ctx->argv[1], "bpf", &dpif));
     dp = get_dp_bpf(dpif);
+    n_batches = counter_read(&counter_dpif_bpf_map_update_batch);
 
     /* Failures in ovs-vswitchd. */
     test_put_init(&eth[0], MATCH_ETH("0x1234"));
@@ -255,6 +277,8 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     printf("the entry already there: %s\n",
            stale->stats.packets == 42 ? "unchanged" : "replaced");
     free(stale);
+    n_batches = counter_read(&counter_dpif_bpf_map_update_batch) - n_batches;
+    printf("batch updates: %s\n", n_batches ? "yes" : "no");
 
     dp->obj->flow_table_fds[table] = real_fd;
     close(fd);
@@ -266,18 +290,6 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     }
     dpif_delete(dpif);
     dpif_close(dpif);
-}
-
-/* The coverage counters of the batch calls (dpif-bpf-flow-table.c). */
-extern struct coverage_counter counter_dpif_bpf_map_lookup_batch;
-extern struct coverage_counter counter_dpif_bpf_map_delete_batch;
-
-/* The count of 'c' so far, of this thread (the test's only one). */
-static unsigned long long int
-counter_read(struct coverage_counter *c)
-{
-    c->total += c->count();
-    return c->total;
 }
 
 /* Carries out the 'n' puts of 'tps' in batches of 16, each of which must
@@ -523,9 +535,9 @@ test_del_batch(struct ovs_cmdl_context *ctx)
 }
 
 static const struct ovs_cmdl_command commands[] = {
-    {"put-batch", "dp", 1, 1, test_put_batch, OVS_RO},
-    {"dump-batch", "dp", 1, 1, test_dump_batch, OVS_RO},
-    {"del-batch", "dp", 1, 1, test_del_batch, OVS_RO},
+    {"put-batch", "dp [no-batch]", 1, 2, test_put_batch, OVS_RO},
+    {"dump-batch", "dp [no-batch]", 1, 2, test_dump_batch, OVS_RO},
+    {"del-batch", "dp [no-batch]", 1, 2, test_del_batch, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
 
@@ -538,6 +550,12 @@ test_dpif_bpf_flow_table_main(int argc, char *argv[])
     };
 
     set_program_name(argv[0]);
+    if (argc > 3) {
+        if (strcmp(argv[3], "no-batch")) {
+            ovs_fatal(0, "%s: \"no-batch\" expected", argv[3]);
+        }
+        dp_bpf_map_batches_disable(true);
+    }
     ovs_cmdl_run_command(&ctx, commands);
 }
 
