@@ -109,6 +109,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
+COVERAGE_DEFINE(dpif_bpf_ct_resume);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
 COVERAGE_DEFINE(dpif_bpf_ct_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_execute_not_eth);
@@ -696,6 +697,64 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     return 0;
 }
 
+/* Resuming after a ct() that ran in ovs-vswitchd.
+ *
+ * The ct() of a packet runs in ovs-vswitchd instead of BPF in two cases:
+ * the ct slow path (lib/dpif-bpf-ct-slow.c) for the protocols that the
+ * conntrack kfuncs do not track and for commits that write labels, which
+ * BPF sends up as OVS_BPF_UPCALL_CT with the action slots being run; and
+ * ipf (lib/dpif-bpf-ipf.c) for IP fragments, whose userspace megaflows
+ * ovs-vswitchd runs as ODP actions (dp_bpf_execute_ipf_ct()).  Either
+ * leaves the result in the packet's metadata, and the packet resumes in
+ * one way for both: dp_bpf_ct_resume() sends it down once with the action
+ * slots that follow the ct() to the end of its list, and the downcall
+ * carries the conntrack fields in its key metadata, so that these actions,
+ * a recirc() and the flows it leads to included, run in BPF as if the
+ * ct() had run there. */
+
+/* Finds in 'slots' (of 'n_slots') the ct() action at index 'idx' and, if
+ * it writes labels, the argument slot after it: stores them in '*act' and
+ * '*lbl' (NULL without labels) and returns the index of the first slot
+ * after them, or 0 if there is no such ct() there. */
+static uint32_t
+dp_bpf_ct_decode(const struct ovs_bpf_action *slots, uint32_t idx,
+                 uint32_t n_slots, const struct ovs_bpf_act_ct **act,
+                 const struct ovs_bpf_act_ct_label **lbl)
+{
+    *act = NULL;
+    *lbl = NULL;
+    if (idx >= n_slots || slots[idx].type != OVS_BPF_ACTION_CT) {
+        return 0;
+    }
+    *act = &slots[idx++].u.ct;
+    if ((*act)->flags & OVS_BPF_CT_F_LABEL) {
+        if (idx >= n_slots || slots[idx].type != OVS_BPF_ACTION_CT_LABEL) {
+            return 0;
+        }
+        *lbl = &slots[idx++].u.ct_label;
+    }
+    return idx;
+}
+
+/* Resumes the packets of 'batch', whose ct() ran in ovs-vswitchd, with the
+ * 'n_slots' action slots in 'slots' that follow the ct(): one downcall
+ * each.  Leaves the packets to the caller. */
+static void
+dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
+                 const struct ovs_bpf_action *slots, uint32_t n_slots)
+{
+    struct dp_packet *packet;
+
+    if (!n_slots) {
+        /* The ct() ended the list: nothing to resume. */
+        return;
+    }
+    COVERAGE_ADD(dpif_bpf_ct_resume, dp_packet_batch_size(batch));
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        dp_bpf_downcall(dp, packet, slots, n_slots);
+    }
+}
+
 /* What dp_bpf_execute_cb() needs to know of an odp_execute_actions(). */
 struct dp_bpf_execute_aux {
     struct dp_bpf *dp;
@@ -968,6 +1027,61 @@ dp_bpf_downcall_l3(struct dp_bpf *dp, const struct dp_packet *packet,
     return true;
 }
 
+/* Runs ct() 'action', one of the actions of 'aux', on 'batch' if its
+ * packets are IP fragments (ipf reassembles them, see dpif-bpf-ipf.c), and
+ * returns true; returns false, leaving 'batch' alone, if they are not.  The
+ * fragments that go on resume with the actions after the ct() in one
+ * downcall (dp_bpf_ct_resume()), and 'batch' is left empty, which ends
+ * odp_execute_actions().  If BPF cannot run these actions on them, they
+ * stay in 'batch' and odp_execute_actions() runs them, each action that
+ * needs the datapath going down alone with the conntrack state: another
+ * ct() (a fragment must come back here for it), actions that BPF lacks, a
+ * trunc() or a set(tunnel(...)) that ran before the ct() (they are in the
+ * packet's metadata, not in the slots), a ct() inside a clone(). */
+static bool
+dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
+                      struct dp_packet_batch *batch,
+                      const struct nlattr *action, bool should_steal)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    size_t rest_len = dp_bpf_rest_of_actions(aux, action);
+    const struct ovs_bpf_act_ct_label *lbl;
+    const struct ovs_bpf_act_ct *act;
+    struct dp_packet *packet;
+    uint32_t n_slots, next;
+    bool resume;
+
+    resume = (rest_len
+              && !dpif_bpf_odp_to_actions(action, rest_len, slots,
+                                          &n_slots));
+    if (!resume
+        && dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                   slots, &n_slots)) {
+        return false;
+    }
+    next = dp_bpf_ct_decode(slots, 0, n_slots, &act, &lbl);
+    if (!next || !dp_bpf_ipf_ct(aux->dp, batch, act, lbl)) {
+        return false;
+    }
+
+    for (uint32_t i = next; resume && i < n_slots; i++) {
+        resume = slots[i].type != OVS_BPF_ACTION_CT;
+    }
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        resume = (resume && packet->packet_type == htonl(PT_ETH)
+                  && !dp_packet_get_cutlen(packet)
+                  && !flow_tnl_dst_is_set(&packet->md.tunnel));
+    }
+    if (resume) {
+        dp_bpf_ct_resume(aux->dp, batch, slots + next, n_slots - next);
+        dp_packet_delete_batch(batch, true);
+        dp_packet_batch_init(batch);
+    } else if (should_steal) {
+        dp_packet_delete_batch(batch, true);
+    }
+    return true;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
  * (output, userspace, recirc, ct...).  If the BPF programs can run all the
  * actions from this one to the end of the list, they go down together in
@@ -991,13 +1105,7 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     int error;
 
     if (nl_attr_type(action) == OVS_ACTION_ATTR_CT && aux->steal
-        && dp_bpf_ipf_ct(dp, batch, action)) {
-        /* IP fragments: reassembled and tracked here; the fragments that
-         * go on have their conntrack state, which the next action carries
-         * down. */
-        if (should_steal) {
-            dp_packet_delete_batch(batch, true);
-        }
+        && dp_bpf_execute_ipf_ct(aux, batch, action, should_steal)) {
         return;
     }
     if (nl_attr_type(action) == OVS_ACTION_ATTR_RECIRC) {
@@ -1401,41 +1509,35 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
 
 /* A packet that a ct() sent up because the conntrack kfuncs cannot track
  * it (bpf/ct-slow.h): the ct() runs here, on the kernel's conntrack
- * through ctnetlink, and the packet goes back down with its conntrack
- * fields and the actions that follow the ct() in the record. */
+ * through ctnetlink, and the packet resumes with the actions that follow
+ * the ct() in the record (see dp_bpf_ct_resume()). */
 static void
 dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
                  const void *data)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
-    const struct ovs_bpf_act_ct_label *lbl = NULL;
-    uint32_t next = up->ct_slot + 1;
+    const struct ovs_bpf_act_ct_label *lbl;
+    const struct ovs_bpf_act_ct *act;
     struct dp_packet packet;
     struct flow flow;
+    uint32_t next;
 
     /* The record is only 4-byte aligned. */
     memcpy(slots, data, sizeof slots);
-    if (up->ct_slot >= OVS_BPF_MAX_ACTIONS
-        || up->ct_end > OVS_BPF_MAX_ACTIONS
-        || slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
+    next = (up->ct_end <= OVS_BPF_MAX_ACTIONS
+            ? dp_bpf_ct_decode(slots, up->ct_slot, up->ct_end, &act, &lbl)
+            : 0);
+    if (!next) {
         COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
         return;
     }
-    if (slots[up->ct_slot].u.ct.flags & OVS_BPF_CT_F_LABEL) {
-        /* The labels are the argument slot after the ct(). */
-        if (next >= OVS_BPF_MAX_ACTIONS
-            || slots[next].type != OVS_BPF_ACTION_CT_LABEL) {
-            COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
-            return;
-        }
-        lbl = &slots[next++].u.ct_label;
-    }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct, lbl,
-                                 &packet, &flow)
-        && next < up->ct_end) {
-        dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
+    if (dpif_bpf_ct_slow_execute(dp->obj, act, lbl, &packet, &flow)) {
+        struct dp_packet_batch batch;
+
+        dp_packet_batch_init_packet(&batch, &packet);
+        dp_bpf_ct_resume(dp, &batch, slots + next, up->ct_end - next);
     }
     dp_packet_uninit(&packet);
 }
