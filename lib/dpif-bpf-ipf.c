@@ -195,12 +195,15 @@ packet_ofs_restore(struct dp_packet *p, const struct packet_ofs *o)
 }
 
 bool
-dp_bpf_ipf_execute_wants(struct dp_packet *packet,
-                         const struct nlattr *actions, size_t len)
+dp_bpf_ipf_actions_have_ct(const struct nlattr *actions, size_t len)
 {
-    ovs_be16 dl_type;
+    return actions_have_ct(actions, len);
+}
 
-    return actions_have_ct(actions, len) && packet_is_frag(packet, &dl_type);
+bool
+dp_bpf_ipf_flow_is_frag(const struct flow *flow)
+{
+    return is_ip_any(flow) && flow->nw_frag & FLOW_NW_FRAG_ANY;
 }
 
 /* Returns true if the IP fragment 'packet' (with its header offsets set)

@@ -782,6 +782,7 @@ dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
 }
 
 static int dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
+                                    const struct flow *,
                                     bool steal, bool probe,
                                     const struct nlattr *actions,
                                     size_t actions_len);
@@ -955,7 +956,8 @@ dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
     }
 
     (*depth)++;
-    dp_bpf_execute_userspace(dp, packet, true, false, actions, actions_len);
+    dp_bpf_execute_userspace(dp, packet, &flow, true, false, actions,
+                             actions_len);
     (*depth)--;
     free(actions);
 }
@@ -1293,20 +1295,25 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
 }
 
 /* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
- * cannot run.  Returns EINVAL (and does nothing) if the actions set headers
- * that the packet does not have. */
+ * cannot run.  'flow' is what flow_extract() gave for 'packet' (or for the
+ * packet it is a clone of), which also set the header offsets that
+ * odp_execute_actions() needs, or NULL if it did not run yet.  Returns
+ * EINVAL (and does nothing) if the actions set headers that the packet
+ * does not have. */
 static int
 dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
-                         bool steal, bool probe, const struct nlattr *actions,
-                         size_t actions_len)
+                         const struct flow *flow, bool steal, bool probe,
+                         const struct nlattr *actions, size_t actions_len)
 {
     struct dp_bpf_execute_aux aux;
     struct dp_packet_batch batch;
-    struct flow flow;
+    struct flow flow_buf;
 
-    /* odp_execute_actions() needs the header offsets. */
-    flow_extract(packet, &flow);
-    if (!set_actions_fit_packet(&flow, actions, actions_len)) {
+    if (!flow) {
+        flow_extract(packet, &flow_buf);
+        flow = &flow_buf;
+    }
+    if (!set_actions_fit_packet(flow, actions, actions_len)) {
         if (steal) {
             dp_packet_delete(packet);
         }
@@ -1341,17 +1348,30 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
         return EINVAL;
     }
     if (!execute->probe
-        && dp_bpf_ipf_execute_wants(execute->packet, execute->actions,
-                                    execute->actions_len)) {
-        /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
-        return dp_bpf_execute_userspace(dp, dp_packet_clone(execute->packet),
-                                        true, false, execute->actions,
-                                        execute->actions_len);
+        && dp_bpf_ipf_actions_have_ct(execute->actions,
+                                      execute->actions_len)) {
+        /* The flow that ofproto extracted from the packet, or else ours,
+         * once: it also sets the header offsets that the execution of an
+         * IP fragment below needs. */
+        const struct flow *flow = execute->flow;
+        struct flow flow_buf;
+
+        if (!flow) {
+            flow_extract(execute->packet, &flow_buf);
+            flow = &flow_buf;
+        }
+        if (dp_bpf_ipf_flow_is_frag(flow)) {
+            /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
+            return dp_bpf_execute_userspace(
+                dp, dp_packet_clone(execute->packet),
+                flow == &flow_buf ? flow : NULL, true, false,
+                execute->actions, execute->actions_len);
+        }
     }
     error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
                                     slots, &n_slots);
     if (error == E2BIG) {
-        return dp_bpf_execute_userspace(dp, execute->packet, false,
+        return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
                                         execute->probe, execute->actions,
                                         execute->actions_len);
     } else if (error) {
@@ -1501,8 +1521,8 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
         struct flow pkt_flow;
 
         dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
-        dp_bpf_execute_userspace(dp, packet, true, false, actions,
-                                 actions_len);
+        dp_bpf_execute_userspace(dp, packet, &pkt_flow, true, false,
+                                 actions, actions_len);
         free(actions);
     }
 }
