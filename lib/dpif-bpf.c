@@ -182,6 +182,77 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 
 static void dp_bpf_free(struct dp_bpf *);
 
+/* The names of the drop reasons, by enum ovs_bpf_drop_reason. */
+static const char *const dp_bpf_drop_reason_names[__OVS_BPF_DROP_MAX] = {
+#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) \
+    [OVS_BPF_DROP_##ENUM] = NAME,
+    OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
+#undef OVS_BPF_DROP_REASON_NAME
+};
+
+/* Logs, at INFO, the drop counters of a datapath that 'dp_name' replaced,
+ * whose 'dp_stats' map is 'fd', of 'n_stats' counters, loaded by a
+ * program of ABI version 'abi_version' (0 if unknown): they go away with
+ * it, and "dpif-bpf/show" and "dpctl/show -s" count from zero again.  A
+ * datapath of our ABI version has our drop reasons, by name; for another
+ * one, the names are those of the ovs-vswitchd that made it, so its
+ * non-zero counters are logged by their index in 'dp_stats' (that
+ * ovs-vswitchd's "dpif-bpf/show" lists them in this order, drops after
+ * the other counters). */
+static void
+dp_bpf_log_replaced_drops(const char *dp_name, int fd, uint32_t abi_version,
+                          uint32_t n_stats)
+{
+    struct ds ds = DS_EMPTY_INITIALIZER;
+    uint64_t total = 0;
+    uint64_t n;
+
+    if (abi_version == dpif_bpf_abi_version()
+        && n_stats == OVS_BPF_N_DP_STATS) {
+        for (int i = 0; i < __OVS_BPF_DROP_MAX; i++) {
+            if (!dp_bpf_percpu_sum(fd, OVS_BPF_STAT_DROP(i), &n) && n) {
+                ds_put_format(&ds, "%s%s=%"PRIu64, total ? ", " : ": ",
+                              dp_bpf_drop_reason_names[i], n);
+                total += n;
+            }
+        }
+        for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
+            if (!dp_bpf_percpu_sum(fd, OVS_BPF_STAT_ACTION_FAILED(i), &n)
+                && n) {
+                const char *name = dpif_bpf_action_name(i);
+
+                ds_put_format(&ds, "%saction_failed(", total ? ", " : ": ");
+                if (name) {
+                    ds_put_cstr(&ds, name);
+                } else {
+                    ds_put_format(&ds, "action_%d", i);
+                }
+                ds_put_format(&ds, ")=%"PRIu64, n);
+                total += n;
+            }
+        }
+        VLOG_INFO("%s: the replaced datapath had dropped %"PRIu64" "
+                  "packets%s", dp_name, total, ds_cstr(&ds));
+    } else {
+        for (uint32_t i = 0; i < n_stats; i++) {
+            if (!dp_bpf_percpu_sum(fd, i, &n) && n) {
+                ds_put_format(&ds, " %"PRIu32"=%"PRIu64, i, n);
+            }
+        }
+        if (abi_version) {
+            VLOG_INFO("%s: the replaced datapath, of ABI version %"PRIu32
+                      ", had these non-zero counters, drops among them, by "
+                      "index:%s", dp_name, abi_version,
+                      ds.length ? ds_cstr(&ds) : " none");
+        } else {
+            VLOG_INFO("%s: the replaced datapath, of unknown ABI version, "
+                      "had these non-zero counters, drops among them, by "
+                      "index:%s", dp_name, ds.length ? ds_cstr(&ds) : " none");
+        }
+    }
+    ds_destroy(&ds);
+}
+
 /* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
  * 'dp_name' whose pin directory is 'pin_name'.  Returns its fd or -1 (after
  * a log line if it is there but not of our layout). */
@@ -245,7 +316,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         .vlan_limit = flow_vlan_limit,
     };
     const char *instance = getenv("OVS_BPF_INSTANCE");
-    int old_ports_fd = -1, old_flows_fd = -1;
+    int old_ports_fd = -1, old_flows_fd = -1, old_stats_fd = -1;
+    uint32_t old_abi_version = 0, old_n_stats = 0;
     char *staging = NULL;
     struct dp_bpf *dp;
     char *pin_name;
@@ -322,7 +394,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
              * version): with the ports and flows that its ovs-vswitchd
              * saved, the new one replaces it without a gap, see
              * dp_bpf_replace(); without, its ports are detached from its
-             * programs. */
+             * programs.  Its counters go with it: they are logged once
+             * it no longer forwards. */
+            old_stats_fd = dpif_bpf_pinned_stats_open(pin_name,
+                                                      &old_abi_version,
+                                                      &old_n_stats);
             old_ports_fd = get_saved_map(name, pin_name,
                                          DPIF_BPF_SAVED_PORTS);
             old_flows_fd = (old_ports_fd >= 0
@@ -378,6 +454,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     if (old_flows_fd >= 0) {
         close(old_flows_fd);
     }
+    if (old_stats_fd >= 0) {
+        dp_bpf_log_replaced_drops(name, old_stats_fd, old_abi_version,
+                                  old_n_stats);
+        close(old_stats_fd);
+    }
 
     shash_add(&dp_bpfs, name, dp);
     *dpp = dp;
@@ -402,6 +483,9 @@ error:
     }
     if (old_flows_fd >= 0) {
         close(old_flows_fd);
+    }
+    if (old_stats_fd >= 0) {
+        close(old_stats_fd);
     }
     /* What was taken over stays for the next try. */
     dp->destroyed = !dp->obj || !dp->obj->adopted;
@@ -1728,12 +1812,7 @@ dpif_bpf_get_datapath_version(void)
 static void
 dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
 {
-    static const char *const reasons[__OVS_BPF_DROP_MAX] = {
-#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) \
-        [OVS_BPF_DROP_##ENUM] = NAME,
-        OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
-#undef OVS_BPF_DROP_REASON_NAME
-    };
+    const char *const *reasons = dp_bpf_drop_reason_names;
     uint64_t by_reason[__OVS_BPF_DROP_MAX];
     uint64_t by_action[__OVS_BPF_ACTION_MAX];
     uint64_t total = 0, failed = 0;
