@@ -36,10 +36,11 @@
  *   - ipf_postprocess_conntrack() replaces it by its original fragments,
  *     with its conntrack state (and its NAT);
  *
- * and the fragments go on with the actions after ct() (recirc(), output),
- * which go down to the BPF programs with the conntrack state in the
- * downcall's key metadata.  Fragments that ipf does not take (reassembly
- * disabled, too small, bad) are +trk+inv, as in dpif-netdev.
+ * and the fragments resume with the actions after ct() (recirc(), output)
+ * as the packets of the ct slow path do (dp_bpf_ct_resume() in
+ * dpif-bpf.c): they go down to the BPF programs with the conntrack state
+ * in the downcall's key metadata.  Fragments that ipf does not take
+ * (reassembly disabled, too small, bad) are +trk+inv, as in dpif-netdev.
  *
  * Packets that are not fragments never come here: their megaflows stay in
  * BPF. */
@@ -194,12 +195,15 @@ packet_ofs_restore(struct dp_packet *p, const struct packet_ofs *o)
 }
 
 bool
-dp_bpf_ipf_execute_wants(struct dp_packet *packet,
-                         const struct nlattr *actions, size_t len)
+dp_bpf_ipf_actions_have_ct(const struct nlattr *actions, size_t len)
 {
-    ovs_be16 dl_type;
+    return actions_have_ct(actions, len);
+}
 
-    return actions_have_ct(actions, len) && packet_is_frag(packet, &dl_type);
+bool
+dp_bpf_ipf_flow_is_frag(const struct flow *flow)
+{
+    return is_ip_any(flow) && flow->nw_frag & FLOW_NW_FRAG_ANY;
 }
 
 /* Returns true if the IP fragment 'packet' (with its header offsets set)
@@ -364,32 +368,17 @@ ct_reassembled(struct dp_bpf *dp, struct dp_packet *packet,
 
 bool
 dp_bpf_ipf_ct(struct dp_bpf *dp, struct dp_packet_batch *batch,
-              const struct nlattr *action)
+              const struct ovs_bpf_act_ct *ct,
+              const struct ovs_bpf_act_ct_label *lbl)
 {
-    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
     struct dp_packet_batch oversize;
-    const struct ovs_bpf_act_ct_label *lbl = NULL;
-    struct ovs_bpf_act_ct act;
+    struct ovs_bpf_act_ct act = *ct;
     struct dp_packet *packet;
     size_t n = batch->count, i;
-    uint32_t n_slots;
     ovs_be16 dl_type;
     long long now;
 
-    if (!batch->count || !packet_is_frag(batch->packets[0], &dl_type)
-        || dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
-                                   slots, &n_slots)
-        || !n_slots || slots[0].type != OVS_BPF_ACTION_CT) {
-        return false;
-    }
-    act = slots[0].u.ct;
-    if (act.flags & OVS_BPF_CT_F_LABEL) {
-        /* The labels' argument slot (struct ovs_bpf_act_ct_label). */
-        if (n_slots != 2 || slots[1].type != OVS_BPF_ACTION_CT_LABEL) {
-            return false;
-        }
-        lbl = &slots[1].u.ct_label;
-    } else if (n_slots != 1) {
+    if (!batch->count || !packet_is_frag(batch->packets[0], &dl_type)) {
         return false;
     }
     COVERAGE_ADD(dpif_bpf_ipf_frag, batch->count);

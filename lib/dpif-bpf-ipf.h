@@ -30,8 +30,11 @@ struct dp_packet;
 struct dp_packet_batch;
 struct dpif;
 struct dpif_ipf_status;
+struct flow;
 struct ipf_dump_ctx;
 struct nlattr;
+struct ovs_bpf_act_ct;
+struct ovs_bpf_act_ct_label;
 struct ovs_bpf_flow_key;
 
 void dp_bpf_ipf_init(struct dp_bpf *);
@@ -42,18 +45,21 @@ void dp_bpf_ipf_destroy(struct dp_bpf *);
 bool dp_bpf_ipf_flow_is_userspace(const struct ovs_bpf_flow_key *key,
                                   const struct nlattr *actions, size_t len);
 
-/* True if ovs-vswitchd must run 'actions' on 'packet' (an IP fragment, and
- * a ct() among the actions).  Sets the packet's header offsets. */
-bool dp_bpf_ipf_execute_wants(struct dp_packet *,
-                              const struct nlattr *actions, size_t len);
+/* An execute of 'actions' on a packet of flow 'flow' must run in
+ * ovs-vswitchd if there is a ct() among the actions (at any depth) and the
+ * packet is an IP fragment: ipf keeps it.  The caller tests the actions
+ * first, so that the common execute without ct() needs no flow. */
+bool dp_bpf_ipf_actions_have_ct(const struct nlattr *actions, size_t len);
+bool dp_bpf_ipf_flow_is_frag(const struct flow *);
 
-/* Runs ct() 'action' on 'batch' if its packets are IP fragments, whose
- * packets ovs-vswitchd owns: on return the batch holds the packets that go
- * on to the next action, with their conntrack state; the others are kept
- * by ipf.  Returns false, leaving 'batch' alone, if they are not
- * fragments. */
+/* Runs ct() 'act' (with labels 'lbl', or NULL) on 'batch' if its packets
+ * are IP fragments, whose packets ovs-vswitchd owns: on return the batch
+ * holds the packets that go on to the actions after the ct(), with their
+ * conntrack state; the others are kept by ipf.  Returns false, leaving
+ * 'batch' alone, if they are not fragments. */
 bool dp_bpf_ipf_ct(struct dp_bpf *, struct dp_packet_batch *,
-                   const struct nlattr *action);
+                   const struct ovs_bpf_act_ct *,
+                   const struct ovs_bpf_act_ct_label *);
 
 int dpif_bpf_ipf_set_enabled(struct dpif *, bool v6, bool enable);
 int dpif_bpf_ipf_set_min_frag(struct dpif *, bool v6, uint32_t min_frag);

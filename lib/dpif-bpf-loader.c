@@ -509,6 +509,56 @@ dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
     return fd;
 }
 
+/* Opens the 'dp_stats' map (the datapath's counters) of the datapath pinned
+ * in the directory 'pin_name' below DPIF_BPF_PIN_ROOT, which is about to be
+ * replaced, for its counters to be reported: returns its fd, or -1 if
+ * there is no such map or it is not a per-CPU array of __u64 counters.
+ * Stores in '*abi_version' the ABI version of the pinned ingress program,
+ * 0 if there is none that says, and in '*n_stats' the number of
+ * counters. */
+int
+dpif_bpf_pinned_stats_open(const char *pin_name, uint32_t *abi_version,
+                           uint32_t *n_stats)
+{
+    char *path = xasprintf("%s/%s/dp_stats", DPIF_BPF_PIN_ROOT, pin_name);
+    struct bpf_map_info info;
+    uint32_t len = sizeof info;
+    int fd = bpf_obj_get(path);
+    int prog_fd;
+
+    free(path);
+    *abi_version = 0;
+    *n_stats = 0;
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len)
+        || info.type != BPF_MAP_TYPE_PERCPU_ARRAY
+        || info.key_size != sizeof(uint32_t)
+        || info.value_size != sizeof(uint64_t)) {
+        close(fd);
+        return -1;
+    }
+    *n_stats = info.max_entries;
+
+    path = xasprintf("%s/%s/"PIN_PROG_INGRESS, DPIF_BPF_PIN_ROOT, pin_name);
+    prog_fd = bpf_obj_get(path);
+    free(path);
+    if (prog_fd >= 0) {
+        uint32_t size;
+        void *rodata;
+
+        if (is_prog_named(prog_fd, "ovs_bpf_ingress")
+            && !read_prog_rodata(prog_fd, &rodata, &size)) {
+            memcpy(abi_version, rodata, sizeof *abi_version);
+            free(rodata);
+        }
+        close(prog_fd);
+    }
+    return fd;
+}
+
 /* Gives 'o', whose object file is open, the fd of the pinned map of each of
  * its pinned maps, checking that the pinned map fits. */
 static int

@@ -185,6 +185,8 @@ void dpif_bpf_obj_unload(struct dpif_bpf_obj *, bool remove_pins);
 int dpif_bpf_obj_move_pins(struct dpif_bpf_obj *, const char *pin_name);
 int dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
                             char **errorp);
+int dpif_bpf_pinned_stats_open(const char *pin_name, uint32_t *abi_version,
+                               uint32_t *n_stats);
 void dpif_bpf_enumerate_pinned(const char *instance, struct sset *names);
 void dpif_bpf_test_crash_point(const char *point, const char *arg);
 

@@ -109,6 +109,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
+COVERAGE_DEFINE(dpif_bpf_ct_resume);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
 COVERAGE_DEFINE(dpif_bpf_ct_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_execute_not_eth);
@@ -181,6 +182,77 @@ dp_bpf_percpu_sum(int fd, uint32_t idx, uint64_t *sum)
 
 static void dp_bpf_free(struct dp_bpf *);
 
+/* The names of the drop reasons, by enum ovs_bpf_drop_reason. */
+static const char *const dp_bpf_drop_reason_names[__OVS_BPF_DROP_MAX] = {
+#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) \
+    [OVS_BPF_DROP_##ENUM] = NAME,
+    OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
+#undef OVS_BPF_DROP_REASON_NAME
+};
+
+/* Logs, at INFO, the drop counters of a datapath that 'dp_name' replaced,
+ * whose 'dp_stats' map is 'fd', of 'n_stats' counters, loaded by a
+ * program of ABI version 'abi_version' (0 if unknown): they go away with
+ * it, and "dpif-bpf/show" and "dpctl/show -s" count from zero again.  A
+ * datapath of our ABI version has our drop reasons, by name; for another
+ * one, the names are those of the ovs-vswitchd that made it, so its
+ * non-zero counters are logged by their index in 'dp_stats' (that
+ * ovs-vswitchd's "dpif-bpf/show" lists them in this order, drops after
+ * the other counters). */
+static void
+dp_bpf_log_replaced_drops(const char *dp_name, int fd, uint32_t abi_version,
+                          uint32_t n_stats)
+{
+    struct ds ds = DS_EMPTY_INITIALIZER;
+    uint64_t total = 0;
+    uint64_t n;
+
+    if (abi_version == dpif_bpf_abi_version()
+        && n_stats == OVS_BPF_N_DP_STATS) {
+        for (int i = 0; i < __OVS_BPF_DROP_MAX; i++) {
+            if (!dp_bpf_percpu_sum(fd, OVS_BPF_STAT_DROP(i), &n) && n) {
+                ds_put_format(&ds, "%s%s=%"PRIu64, total ? ", " : ": ",
+                              dp_bpf_drop_reason_names[i], n);
+                total += n;
+            }
+        }
+        for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
+            if (!dp_bpf_percpu_sum(fd, OVS_BPF_STAT_ACTION_FAILED(i), &n)
+                && n) {
+                const char *name = dpif_bpf_action_name(i);
+
+                ds_put_format(&ds, "%saction_failed(", total ? ", " : ": ");
+                if (name) {
+                    ds_put_cstr(&ds, name);
+                } else {
+                    ds_put_format(&ds, "action_%d", i);
+                }
+                ds_put_format(&ds, ")=%"PRIu64, n);
+                total += n;
+            }
+        }
+        VLOG_INFO("%s: the replaced datapath had dropped %"PRIu64" "
+                  "packets%s", dp_name, total, ds_cstr(&ds));
+    } else {
+        for (uint32_t i = 0; i < n_stats; i++) {
+            if (!dp_bpf_percpu_sum(fd, i, &n) && n) {
+                ds_put_format(&ds, " %"PRIu32"=%"PRIu64, i, n);
+            }
+        }
+        if (abi_version) {
+            VLOG_INFO("%s: the replaced datapath, of ABI version %"PRIu32
+                      ", had these non-zero counters, drops among them, by "
+                      "index:%s", dp_name, abi_version,
+                      ds.length ? ds_cstr(&ds) : " none");
+        } else {
+            VLOG_INFO("%s: the replaced datapath, of unknown ABI version, "
+                      "had these non-zero counters, drops among them, by "
+                      "index:%s", dp_name, ds.length ? ds_cstr(&ds) : " none");
+        }
+    }
+    ds_destroy(&ds);
+}
+
 /* Opens the map 'name' of ovs-vswitchd's state pinned for the datapath
  * 'dp_name' whose pin directory is 'pin_name'.  Returns its fd or -1 (after
  * a log line if it is there but not of our layout). */
@@ -244,7 +316,8 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
         .vlan_limit = flow_vlan_limit,
     };
     const char *instance = getenv("OVS_BPF_INSTANCE");
-    int old_ports_fd = -1, old_flows_fd = -1;
+    int old_ports_fd = -1, old_flows_fd = -1, old_stats_fd = -1;
+    uint32_t old_abi_version = 0, old_n_stats = 0;
     char *staging = NULL;
     struct dp_bpf *dp;
     char *pin_name;
@@ -321,7 +394,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
              * version): with the ports and flows that its ovs-vswitchd
              * saved, the new one replaces it without a gap, see
              * dp_bpf_replace(); without, its ports are detached from its
-             * programs. */
+             * programs.  Its counters go with it: they are logged once
+             * it no longer forwards. */
+            old_stats_fd = dpif_bpf_pinned_stats_open(pin_name,
+                                                      &old_abi_version,
+                                                      &old_n_stats);
             old_ports_fd = get_saved_map(name, pin_name,
                                          DPIF_BPF_SAVED_PORTS);
             old_flows_fd = (old_ports_fd >= 0
@@ -377,6 +454,11 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     if (old_flows_fd >= 0) {
         close(old_flows_fd);
     }
+    if (old_stats_fd >= 0) {
+        dp_bpf_log_replaced_drops(name, old_stats_fd, old_abi_version,
+                                  old_n_stats);
+        close(old_stats_fd);
+    }
 
     shash_add(&dp_bpfs, name, dp);
     *dpp = dp;
@@ -401,6 +483,9 @@ error:
     }
     if (old_flows_fd >= 0) {
         close(old_flows_fd);
+    }
+    if (old_stats_fd >= 0) {
+        close(old_stats_fd);
     }
     /* What was taken over stays for the next try. */
     dp->destroyed = !dp->obj || !dp->obj->adopted;
@@ -696,6 +781,64 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
     return 0;
 }
 
+/* Resuming after a ct() that ran in ovs-vswitchd.
+ *
+ * The ct() of a packet runs in ovs-vswitchd instead of BPF in two cases:
+ * the ct slow path (lib/dpif-bpf-ct-slow.c) for the protocols that the
+ * conntrack kfuncs do not track and for commits that write labels, which
+ * BPF sends up as OVS_BPF_UPCALL_CT with the action slots being run; and
+ * ipf (lib/dpif-bpf-ipf.c) for IP fragments, whose userspace megaflows
+ * ovs-vswitchd runs as ODP actions (dp_bpf_execute_ipf_ct()).  Either
+ * leaves the result in the packet's metadata, and the packet resumes in
+ * one way for both: dp_bpf_ct_resume() sends it down once with the action
+ * slots that follow the ct() to the end of its list, and the downcall
+ * carries the conntrack fields in its key metadata, so that these actions,
+ * a recirc() and the flows it leads to included, run in BPF as if the
+ * ct() had run there. */
+
+/* Finds in 'slots' (of 'n_slots') the ct() action at index 'idx' and, if
+ * it writes labels, the argument slot after it: stores them in '*act' and
+ * '*lbl' (NULL without labels) and returns the index of the first slot
+ * after them, or 0 if there is no such ct() there. */
+static uint32_t
+dp_bpf_ct_decode(const struct ovs_bpf_action *slots, uint32_t idx,
+                 uint32_t n_slots, const struct ovs_bpf_act_ct **act,
+                 const struct ovs_bpf_act_ct_label **lbl)
+{
+    *act = NULL;
+    *lbl = NULL;
+    if (idx >= n_slots || slots[idx].type != OVS_BPF_ACTION_CT) {
+        return 0;
+    }
+    *act = &slots[idx++].u.ct;
+    if ((*act)->flags & OVS_BPF_CT_F_LABEL) {
+        if (idx >= n_slots || slots[idx].type != OVS_BPF_ACTION_CT_LABEL) {
+            return 0;
+        }
+        *lbl = &slots[idx++].u.ct_label;
+    }
+    return idx;
+}
+
+/* Resumes the packets of 'batch', whose ct() ran in ovs-vswitchd, with the
+ * 'n_slots' action slots in 'slots' that follow the ct(): one downcall
+ * each.  Leaves the packets to the caller. */
+static void
+dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
+                 const struct ovs_bpf_action *slots, uint32_t n_slots)
+{
+    struct dp_packet *packet;
+
+    if (!n_slots) {
+        /* The ct() ended the list: nothing to resume. */
+        return;
+    }
+    COVERAGE_ADD(dpif_bpf_ct_resume, dp_packet_batch_size(batch));
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        dp_bpf_downcall(dp, packet, slots, n_slots);
+    }
+}
+
 /* What dp_bpf_execute_cb() needs to know of an odp_execute_actions(). */
 struct dp_bpf_execute_aux {
     struct dp_bpf *dp;
@@ -723,6 +866,7 @@ dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
 }
 
 static int dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
+                                    const struct flow *,
                                     bool steal, bool probe,
                                     const struct nlattr *actions,
                                     size_t actions_len);
@@ -896,7 +1040,8 @@ dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
     }
 
     (*depth)++;
-    dp_bpf_execute_userspace(dp, packet, true, false, actions, actions_len);
+    dp_bpf_execute_userspace(dp, packet, &flow, true, false, actions,
+                             actions_len);
     (*depth)--;
     free(actions);
 }
@@ -968,6 +1113,61 @@ dp_bpf_downcall_l3(struct dp_bpf *dp, const struct dp_packet *packet,
     return true;
 }
 
+/* Runs ct() 'action', one of the actions of 'aux', on 'batch' if its
+ * packets are IP fragments (ipf reassembles them, see dpif-bpf-ipf.c), and
+ * returns true; returns false, leaving 'batch' alone, if they are not.  The
+ * fragments that go on resume with the actions after the ct() in one
+ * downcall (dp_bpf_ct_resume()), and 'batch' is left empty, which ends
+ * odp_execute_actions().  If BPF cannot run these actions on them, they
+ * stay in 'batch' and odp_execute_actions() runs them, each action that
+ * needs the datapath going down alone with the conntrack state: another
+ * ct() (a fragment must come back here for it), actions that BPF lacks, a
+ * trunc() or a set(tunnel(...)) that ran before the ct() (they are in the
+ * packet's metadata, not in the slots), a ct() inside a clone(). */
+static bool
+dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
+                      struct dp_packet_batch *batch,
+                      const struct nlattr *action, bool should_steal)
+{
+    struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
+    size_t rest_len = dp_bpf_rest_of_actions(aux, action);
+    const struct ovs_bpf_act_ct_label *lbl;
+    const struct ovs_bpf_act_ct *act;
+    struct dp_packet *packet;
+    uint32_t n_slots, next;
+    bool resume;
+
+    resume = (rest_len
+              && !dpif_bpf_odp_to_actions(action, rest_len, slots,
+                                          &n_slots));
+    if (!resume
+        && dpif_bpf_odp_to_actions(action, NLA_ALIGN(action->nla_len),
+                                   slots, &n_slots)) {
+        return false;
+    }
+    next = dp_bpf_ct_decode(slots, 0, n_slots, &act, &lbl);
+    if (!next || !dp_bpf_ipf_ct(aux->dp, batch, act, lbl)) {
+        return false;
+    }
+
+    for (uint32_t i = next; resume && i < n_slots; i++) {
+        resume = slots[i].type != OVS_BPF_ACTION_CT;
+    }
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        resume = (resume && packet->packet_type == htonl(PT_ETH)
+                  && !dp_packet_get_cutlen(packet)
+                  && !flow_tnl_dst_is_set(&packet->md.tunnel));
+    }
+    if (resume) {
+        dp_bpf_ct_resume(aux->dp, batch, slots + next, n_slots - next);
+        dp_packet_delete_batch(batch, true);
+        dp_packet_batch_init(batch);
+    } else if (should_steal) {
+        dp_packet_delete_batch(batch, true);
+    }
+    return true;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
  * (output, userspace, recirc, ct...).  If the BPF programs can run all the
  * actions from this one to the end of the list, they go down together in
@@ -991,13 +1191,7 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     int error;
 
     if (nl_attr_type(action) == OVS_ACTION_ATTR_CT && aux->steal
-        && dp_bpf_ipf_ct(dp, batch, action)) {
-        /* IP fragments: reassembled and tracked here; the fragments that
-         * go on have their conntrack state, which the next action carries
-         * down. */
-        if (should_steal) {
-            dp_packet_delete_batch(batch, true);
-        }
+        && dp_bpf_execute_ipf_ct(aux, batch, action, should_steal)) {
         return;
     }
     if (nl_attr_type(action) == OVS_ACTION_ATTR_RECIRC) {
@@ -1185,20 +1379,25 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
 }
 
 /* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
- * cannot run.  Returns EINVAL (and does nothing) if the actions set headers
- * that the packet does not have. */
+ * cannot run.  'flow' is what flow_extract() gave for 'packet' (or for the
+ * packet it is a clone of), which also set the header offsets that
+ * odp_execute_actions() needs, or NULL if it did not run yet.  Returns
+ * EINVAL (and does nothing) if the actions set headers that the packet
+ * does not have. */
 static int
 dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
-                         bool steal, bool probe, const struct nlattr *actions,
-                         size_t actions_len)
+                         const struct flow *flow, bool steal, bool probe,
+                         const struct nlattr *actions, size_t actions_len)
 {
     struct dp_bpf_execute_aux aux;
     struct dp_packet_batch batch;
-    struct flow flow;
+    struct flow flow_buf;
 
-    /* odp_execute_actions() needs the header offsets. */
-    flow_extract(packet, &flow);
-    if (!set_actions_fit_packet(&flow, actions, actions_len)) {
+    if (!flow) {
+        flow_extract(packet, &flow_buf);
+        flow = &flow_buf;
+    }
+    if (!set_actions_fit_packet(flow, actions, actions_len)) {
         if (steal) {
             dp_packet_delete(packet);
         }
@@ -1233,17 +1432,30 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
         return EINVAL;
     }
     if (!execute->probe
-        && dp_bpf_ipf_execute_wants(execute->packet, execute->actions,
-                                    execute->actions_len)) {
-        /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
-        return dp_bpf_execute_userspace(dp, dp_packet_clone(execute->packet),
-                                        true, false, execute->actions,
-                                        execute->actions_len);
+        && dp_bpf_ipf_actions_have_ct(execute->actions,
+                                      execute->actions_len)) {
+        /* The flow that ofproto extracted from the packet, or else ours,
+         * once: it also sets the header offsets that the execution of an
+         * IP fragment below needs. */
+        const struct flow *flow = execute->flow;
+        struct flow flow_buf;
+
+        if (!flow) {
+            flow_extract(execute->packet, &flow_buf);
+            flow = &flow_buf;
+        }
+        if (dp_bpf_ipf_flow_is_frag(flow)) {
+            /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
+            return dp_bpf_execute_userspace(
+                dp, dp_packet_clone(execute->packet),
+                flow == &flow_buf ? flow : NULL, true, false,
+                execute->actions, execute->actions_len);
+        }
     }
     error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
                                     slots, &n_slots);
     if (error == E2BIG) {
-        return dp_bpf_execute_userspace(dp, execute->packet, false,
+        return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
                                         execute->probe, execute->actions,
                                         execute->actions_len);
     } else if (error) {
@@ -1393,49 +1605,43 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
         struct flow pkt_flow;
 
         dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
-        dp_bpf_execute_userspace(dp, packet, true, false, actions,
-                                 actions_len);
+        dp_bpf_execute_userspace(dp, packet, &pkt_flow, true, false,
+                                 actions, actions_len);
         free(actions);
     }
 }
 
 /* A packet that a ct() sent up because the conntrack kfuncs cannot track
  * it (bpf/ct-slow.h): the ct() runs here, on the kernel's conntrack
- * through ctnetlink, and the packet goes back down with its conntrack
- * fields and the actions that follow the ct() in the record. */
+ * through ctnetlink, and the packet resumes with the actions that follow
+ * the ct() in the record (see dp_bpf_ct_resume()). */
 static void
 dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
                  const void *data)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
-    const struct ovs_bpf_act_ct_label *lbl = NULL;
-    uint32_t next = up->ct_slot + 1;
+    const struct ovs_bpf_act_ct_label *lbl;
+    const struct ovs_bpf_act_ct *act;
     struct dp_packet packet;
     struct flow flow;
+    uint32_t next;
 
     /* The record is only 4-byte aligned. */
     memcpy(slots, data, sizeof slots);
-    if (up->ct_slot >= OVS_BPF_MAX_ACTIONS
-        || up->ct_end > OVS_BPF_MAX_ACTIONS
-        || slots[up->ct_slot].type != OVS_BPF_ACTION_CT) {
+    next = (up->ct_end <= OVS_BPF_MAX_ACTIONS
+            ? dp_bpf_ct_decode(slots, up->ct_slot, up->ct_end, &act, &lbl)
+            : 0);
+    if (!next) {
         COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
         return;
     }
-    if (slots[up->ct_slot].u.ct.flags & OVS_BPF_CT_F_LABEL) {
-        /* The labels are the argument slot after the ct(). */
-        if (next >= OVS_BPF_MAX_ACTIONS
-            || slots[next].type != OVS_BPF_ACTION_CT_LABEL) {
-            COVERAGE_INC(dpif_bpf_ct_upcall_malformed);
-            return;
-        }
-        lbl = &slots[next++].u.ct_label;
-    }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct, lbl,
-                                 &packet, &flow)
-        && next < up->ct_end) {
-        dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
+    if (dpif_bpf_ct_slow_execute(dp->obj, act, lbl, &packet, &flow)) {
+        struct dp_packet_batch batch;
+
+        dp_packet_batch_init_packet(&batch, &packet);
+        dp_bpf_ct_resume(dp, &batch, slots + next, up->ct_end - next);
     }
     dp_packet_uninit(&packet);
 }
@@ -1606,12 +1812,7 @@ dpif_bpf_get_datapath_version(void)
 static void
 dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
 {
-    static const char *const reasons[__OVS_BPF_DROP_MAX] = {
-#define OVS_BPF_DROP_REASON_NAME(ENUM, NAME, DESCRIPTION) \
-        [OVS_BPF_DROP_##ENUM] = NAME,
-        OVS_BPF_DROP_REASONS(OVS_BPF_DROP_REASON_NAME)
-#undef OVS_BPF_DROP_REASON_NAME
-    };
+    const char *const *reasons = dp_bpf_drop_reason_names;
     uint64_t by_reason[__OVS_BPF_DROP_MAX];
     uint64_t by_action[__OVS_BPF_ACTION_MAX];
     uint64_t total = 0, failed = 0;
