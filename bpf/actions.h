@@ -69,6 +69,38 @@ ovs_bpf_cb_init(struct __sk_buff *skb)
     skb->cb[OVS_BPF_CB_NO_ETH] = 0;
 }
 
+/* The accelerated VLAN tag of 'skb'. */
+static __always_inline struct ovs_bpf_vlan_tag
+ovs_bpf_vlan_tag_get(const struct __sk_buff *skb)
+{
+    struct ovs_bpf_vlan_tag tag = { 0 };
+
+    if (skb->vlan_present) {
+        tag.present = 1;
+        tag.tpid = skb->vlan_proto;
+        tag.tci = skb->vlan_tci;
+    }
+    return tag;
+}
+
+static __always_inline bool
+ovs_bpf_vlan_tag_equals(const struct ovs_bpf_vlan_tag *a,
+                        const struct ovs_bpf_vlan_tag *b)
+{
+    return a->present == b->present
+           && (!a->present || (a->tpid == b->tpid && a->tci == b->tci));
+}
+
+/* Puts 'tag', if present, back as the accelerated tag of 'skb', with its
+ * own TPID: a tag in skb metadata now goes into the bytes behind it.
+ * Returns 0 or the helper's negative errno. */
+static __always_inline long
+ovs_bpf_vlan_tag_push(struct __sk_buff *skb,
+                      const struct ovs_bpf_vlan_tag *tag)
+{
+    return tag->present ? bpf_skb_vlan_push(skb, tag->tpid, tag->tci) : 0;
+}
+
 /* Slot 'idx' of 's', or NULL if 'idx' is out of range.
  *
  * Verifier: the empty asm makes 'idx' opaque to clang, so that the bound
