@@ -46,20 +46,11 @@
 #include "bpf/actions.h"
 #include "bpf/maps.h"
 
-static __always_inline __u32
-ovs_bpf_vlan_state(struct __sk_buff *skb)
-{
-    return skb->vlan_present
-           ? (1u << 31) | (bpf_ntohs(skb->vlan_proto) & 0x7fff) << 16
-             | (skb->vlan_tci & 0xffff)
-           : 0;
-}
-
 /* Puts the packet saved by the clone back, then goes on at 'clone_end'. */
 static __always_inline int
 ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
-    __u32 vlan = ovs_bpf_vlan_state(skb);
+    struct ovs_bpf_vlan_tag vlan = ovs_bpf_vlan_tag_get(skb);
     __u32 snap_len = s->clone_snap_len;
     __u32 end = s->clone_end;
 
@@ -67,14 +58,11 @@ ovs_bpf_clone_restore(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     if (skb->len != s->clone_len) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_CLONE);
     }
-    if (vlan != s->clone_vlan) {
-        /* Only the metadata tag changed (the length did not). */
-        if ((vlan && bpf_skb_vlan_pop(skb))
-            || (s->clone_vlan
-                && bpf_skb_vlan_push(skb,
-                                     bpf_htons((s->clone_vlan >> 16)
-                                               & 0x7fff),
-                                     s->clone_vlan & 0xffff))) {
+    if (!ovs_bpf_vlan_tag_equals(&vlan, &s->clone_vlan)) {
+        /* Only the metadata tag changed (the length did not): TPID (802.1Q
+         * or 802.1ad), PCP, DEI and VID go back as they were. */
+        if ((vlan.present && bpf_skb_vlan_pop(skb))
+            || ovs_bpf_vlan_tag_push(skb, &s->clone_vlan)) {
             return ovs_bpf_action_failed(OVS_BPF_ACTION_CLONE);
         }
     }
@@ -133,7 +121,7 @@ ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
     s->clone_snap_len = snap_len;
     s->clone_len = len;
-    s->clone_vlan = ovs_bpf_vlan_state(skb);
+    s->clone_vlan = ovs_bpf_vlan_tag_get(skb);
     s->clone_priority = skb->priority;
     s->clone_mark = skb->mark;
     s->clone_key = s->key;

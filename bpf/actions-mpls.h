@@ -153,38 +153,15 @@ ovs_bpf_mpls_store(struct __sk_buff *skb, __u32 off, const __u8 *buf,
     return bpf_skb_store_bytes(skb, off, buf, 14, f);
 }
 
-/* The accelerated VLAN tag of a packet, if it has one. */
-struct ovs_bpf_mpls_vlan {
-    __u32 present;
-    __be16 tpid;
-    __u16 tci;
-};
-
-/* Takes the accelerated VLAN tag off, if there is one, into '*vlan' (see
- * ovs_bpf_mpls_restore_vlan()). */
+/* Takes the accelerated VLAN tag off, if there is one, into '*vlan'; the
+ * end of the push or pop puts it back with ovs_bpf_vlan_tag_push() as the
+ * outermost tag (a tag that the helpers left in the metadata goes into the
+ * bytes behind it). */
 static __always_inline long
-ovs_bpf_mpls_save_vlan(struct __sk_buff *skb, struct ovs_bpf_mpls_vlan *vlan)
+ovs_bpf_mpls_save_vlan(struct __sk_buff *skb, struct ovs_bpf_vlan_tag *vlan)
 {
-    vlan->present = skb->vlan_present;
-    if (!vlan->present) {
-        return 0;
-    }
-    vlan->tpid = skb->vlan_proto;
-    vlan->tci = skb->vlan_tci;
-    return bpf_skb_vlan_pop(skb);
-}
-
-/* Puts the tag that ovs_bpf_mpls_save_vlan() took off back as the
- * outermost one: a tag that the helpers left in the metadata goes into the
- * bytes behind it. */
-static __always_inline long
-ovs_bpf_mpls_restore_vlan(struct __sk_buff *skb,
-                          const struct ovs_bpf_mpls_vlan *vlan)
-{
-    if (!vlan->present) {
-        return 0;
-    }
-    return bpf_skb_vlan_push(skb, vlan->tpid, vlan->tci);
+    *vlan = ovs_bpf_vlan_tag_get(skb);
+    return vlan->present ? bpf_skb_vlan_pop(skb) : 0;
 }
 
 /* After a push or pop: the ethertype is 'eth_type', the labels are those
@@ -231,7 +208,7 @@ ovs_bpf_mpls_new_key(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 static __always_inline int
 ovs_bpf_mpls_done(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                   __u32 idx, __be16 eth_type, __u32 n_tags,
-                  const struct ovs_bpf_mpls_vlan *vlan)
+                  const struct ovs_bpf_vlan_tag *vlan)
 {
     __u32 l3 = ETH_HLEN + 4 * (n_tags + (vlan->present ? 1 : 0)
                                - (skb->vlan_present ? 1 : 0));
@@ -247,7 +224,7 @@ ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
-    struct ovs_bpf_mpls_vlan vlan;
+    struct ovs_bpf_vlan_tag vlan;
     __u32 idx, n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
@@ -274,7 +251,7 @@ ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
         || ovs_bpf_mpls_store(skb, 16, buf, n_tags)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
-        || ovs_bpf_mpls_restore_vlan(skb, &vlan)) {
+        || ovs_bpf_vlan_tag_push(skb, &vlan)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_MPLS);
     }
     return ovs_bpf_mpls_done(skb, s, idx, eth_type, n_tags, &vlan);
@@ -288,7 +265,7 @@ ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
     struct ovs_bpf_scratch *s;
     struct ovs_bpf_action *a;
-    struct ovs_bpf_mpls_vlan vlan;
+    struct ovs_bpf_vlan_tag vlan;
     __u32 idx, n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
@@ -318,7 +295,7 @@ ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
         || bpf_skb_vlan_pop(skb)
-        || ovs_bpf_mpls_restore_vlan(skb, &vlan)) {
+        || ovs_bpf_vlan_tag_push(skb, &vlan)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_MPLS);
     }
     return ovs_bpf_mpls_done(skb, s, idx, eth_type, n_tags, &vlan);

@@ -69,6 +69,38 @@ ovs_bpf_cb_init(struct __sk_buff *skb)
     skb->cb[OVS_BPF_CB_NO_ETH] = 0;
 }
 
+/* The accelerated VLAN tag of 'skb'. */
+static __always_inline struct ovs_bpf_vlan_tag
+ovs_bpf_vlan_tag_get(const struct __sk_buff *skb)
+{
+    struct ovs_bpf_vlan_tag tag = { 0 };
+
+    if (skb->vlan_present) {
+        tag.present = 1;
+        tag.tpid = skb->vlan_proto;
+        tag.tci = skb->vlan_tci;
+    }
+    return tag;
+}
+
+static __always_inline bool
+ovs_bpf_vlan_tag_equals(const struct ovs_bpf_vlan_tag *a,
+                        const struct ovs_bpf_vlan_tag *b)
+{
+    return a->present == b->present
+           && (!a->present || (a->tpid == b->tpid && a->tci == b->tci));
+}
+
+/* Puts 'tag', if present, back as the accelerated tag of 'skb', with its
+ * own TPID: a tag in skb metadata now goes into the bytes behind it.
+ * Returns 0 or the helper's negative errno. */
+static __always_inline long
+ovs_bpf_vlan_tag_push(struct __sk_buff *skb,
+                      const struct ovs_bpf_vlan_tag *tag)
+{
+    return tag->present ? bpf_skb_vlan_push(skb, tag->tpid, tag->tci) : 0;
+}
+
 /* Slot 'idx' of 's', or NULL if 'idx' is out of range.
  *
  * Verifier: the empty asm makes 'idx' opaque to clang, so that the bound
@@ -112,11 +144,17 @@ ovs_bpf_is_last_action(struct ovs_bpf_scratch *s, __u32 idx)
  * it is a redirect to that device's egress.  A port that does not exist
  * (deleted while the flow was in flight) drops this output only, as in the
  * kernel datapath, counted as OVS_BPF_DROP_NO_PORT.  A clone that cannot be
- * sent (bpf_clone_redirect() fails: the device is gone or refuses the
- * packet, as an ingress redirect of a packet above its MTU) is counted as a
- * failure of OUTPUT.  What happens to the last output after TC_ACT_REDIRECT
- * is the kernel's, and counted in the device's statistics.  An output to a
- * tunnel port first gives the packet the tunnel key of the last
+ * handed to the device (bpf_clone_redirect() returns a negative errno: the
+ * device is gone, no memory for the copy) is counted as a failure of
+ * OUTPUT.  A clone that the device takes and drops (a positive NET_XMIT_* or
+ * NET_RX_DROP: the peer of a veth is down, as the visible end of a down
+ * internal port; the packet is above the MTU of the receiving end; the
+ * qdisc dropped it) is the device's drop, counted where the kernel counts
+ * it (the hidden end of a down internal port's veth pair counts it as
+ * tx_dropped) and not in ours, as the kernel datapath leaves an output to
+ * a down internal port to its device; so is whatever happens to the last
+ * output after TC_ACT_REDIRECT, which the program cannot see.  An output to
+ * a tunnel port first gives the packet the tunnel key of the last
  * set(tunnel(...)) (bpf/tunnel.h); without one, the output fails.
  *
  * A layer 3 port (OVS_BPF_PORT_F_L3) takes only packets that a pop_eth
@@ -150,7 +188,7 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
     if (last) {
         return bpf_redirect(port->ifindex, flags);
     }
-    if (bpf_clone_redirect(skb, port->ifindex, flags)) {
+    if (bpf_clone_redirect(skb, port->ifindex, flags) < 0) {
         ovs_bpf_action_failed(OVS_BPF_ACTION_OUTPUT);
     }
     return 0;

@@ -203,6 +203,18 @@ struct {
  * tags, an IPv6 header with a few extension headers and a TCP header. */
 #define OVS_BPF_SNAPSHOT_LEN 192
 
+/* A packet's accelerated VLAN tag, the one in skb metadata rather than in
+ * its bytes ('present' 0: none), as the actions that must put it back
+ * save it (ovs_bpf_vlan_tag_get() and ovs_bpf_vlan_tag_push() in
+ * bpf/actions.h).  The TPID is kept whole: the kernel takes 802.1Q and
+ * 802.1ad tags, and bpf_skb_vlan_push() turns any other TPID into
+ * 802.1Q. */
+struct ovs_bpf_vlan_tag {
+    __u32 present;
+    __be16 tpid;
+    __u16 tci;                  /* Host order, as skb->vlan_tci. */
+};
+
 /* The per-CPU state of the packet being processed.  All programs of one
  * packet run on one CPU without being preempted by another packet (TC runs
  * in softirq context and tail calls do not leave it; bpf_clone_redirect()
@@ -245,11 +257,11 @@ struct ovs_bpf_scratch {
     __u32 clone_active;
     __u32 clone_end;
     __u32 clone_len;            /* skb->len at clone time. */
-    __u32 clone_vlan;           /* vlan_present << 31 | proto << 16 | tci. */
     __u32 clone_priority;
     __u32 clone_mark;
     __u32 clone_snap_len;
     __u32 clone_dirty;          /* A nested action changed packet bytes. */
+    struct ovs_bpf_vlan_tag clone_vlan;
     struct ovs_bpf_flow_key clone_key;
     __u8 clone_snap[OVS_BPF_SNAPSHOT_LEN];
 

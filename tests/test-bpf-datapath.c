@@ -2421,12 +2421,15 @@ test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     struct ovs_bpf_action acts[6];
     struct dp_packet *modified;
-    struct ofpbuf pkt;
+    struct ofpbuf pkt, untagged;
     struct run r;
 
     ofpbuf_init(&pkt, 0);
     pkt_hex(&pkt, ETH "8100 0064 0800 " IP4_TCP);
     fix_checksums(&pkt);
+    ofpbuf_init(&untagged, 0);
+    pkt_hex(&untagged, ETH "0800 " IP4_TCP);
+    fix_checksums(&untagged);
 
     /* clone(set_ipv4(dst), set_mark, userspace), userspace, output: the
      * first upcall sees the changed packet, the second and the output the
@@ -2475,6 +2478,45 @@ test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
     CHECK(r.retval == TC_ACT_REDIRECT && n_upcalls == 1,
           "sample p=1: retval %u, %d upcalls", r.retval, n_upcalls);
 
+    /* A tag in skb metadata that the nested actions replace goes back
+     * whole, TPID included (802.1ad stays 802.1ad): the upcall of the
+     * userspace action after the clone reports the packet that the output
+     * after it sends. */
+    for (int i = 0; i < 2; i++) {
+        ovs_be16 outer = htons(i ? ETH_TYPE_VLAN_8021Q : ETH_TYPE_VLAN_8021AD);
+        ovs_be16 inner = htons(i ? ETH_TYPE_VLAN_8021AD : ETH_TYPE_VLAN_8021Q);
+        struct ovs_bpf_action vacts[7];
+
+        vacts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = outer,
+                       .u.push_vlan.tci = htons(0x1123));
+        vacts[1] = ACT(CLONE, .u.nested.n_actions = 3);
+        vacts[2] = ACT(POP_VLAN);
+        vacts[3] = ACT(PUSH_VLAN, .u.push_vlan.tpid = inner,
+                       .u.push_vlan.tci = htons(0x1456));
+        vacts[4] = userspace_act("in-clone");
+        vacts[5] = userspace_act("after");
+        vacts[6] = OUTPUT(LO_PORT1);
+        flow_for(&untagged, vacts, 7);
+        run_ingress(&untagged, &r);
+        poll_upcalls();
+        CHECK(r.retval == TC_ACT_REDIRECT && n_upcalls == 2,
+              "clone(pop_vlan, push_vlan) on %#x: retval %u, %d upcalls",
+              ntohs(outer), r.retval, n_upcalls);
+        if (n_upcalls == 2) {
+            const struct ovs_bpf_upcall *in = &upcall_recs[0].hdr;
+            const struct ovs_bpf_upcall *after = &upcall_recs[1].hdr;
+
+            CHECK(in->vlan_proto == inner && in->vlan_tci == htons(0x0456),
+                  "clone(pop_vlan, push_vlan) on %#x: nested tag %#x %#x",
+                  ntohs(outer), ntohs(in->vlan_proto), ntohs(in->vlan_tci));
+            CHECK(after->vlan_proto == outer
+                  && after->vlan_tci == htons(0x0123),
+                  "clone(pop_vlan, push_vlan) on %#x: tag after the clone "
+                  "%#x %#x", ntohs(outer), ntohs(after->vlan_proto),
+                  ntohs(after->vlan_tci));
+        }
+    }
+
     /* A clone that ends the actions needs no restore. */
     acts[0] = OUTPUT(LO_PORT1);
     acts[1] = ACT(CLONE, .u.nested.n_actions = 2);
@@ -2486,6 +2528,7 @@ test_clone(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "clone last: retval %u length %u", r.retval, r.out_len);
 
     ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&untagged);
 }
 
 static void
