@@ -110,8 +110,9 @@ ovs_bpf_act_hash__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 }
 
 /* OVS_BPF_ACTION_SET_PRIORITY and, with 'mark', _SET_MARK (masked).  Also
- * run by the lookup program (see ovs_bpf_run_leading_step()). */
-static __always_inline void
+ * run by the lookup program (see ovs_bpf_run_leading_step()).  Cannot
+ * fail: returns true. */
+static __always_inline bool
 ovs_bpf_set_meta(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                  const struct ovs_bpf_act_meta *m, bool mark)
 {
@@ -126,14 +127,7 @@ ovs_bpf_set_meta(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         skb->priority = v;
         s->key.skb_priority = v;
     }
-}
-
-static __always_inline int
-ovs_bpf_act_set_meta(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                     struct ovs_bpf_action *a, __u32 idx, bool mark)
-{
-    ovs_bpf_set_meta(skb, s, &a->u.meta, mark);
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return true;
 }
 
 #endif /* BPF_ACTIONS_META_H */

@@ -90,16 +90,6 @@ ovs_bpf_set_eth(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     return true;
 }
 
-static __always_inline int
-ovs_bpf_act_set_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                      struct ovs_bpf_action *a, __u32 idx)
-{
-    if (!ovs_bpf_set_eth(skb, s, &a->u.eth)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_ETH);
-    }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
-}
-
 /* Rewrites the IPv4 address at 'off' ('key_addr' is its copy in the key)
  * with the masked value, fixing the IP and L4 checksums.  Returns
  * nonzero on a helper failure. */

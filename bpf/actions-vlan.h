@@ -73,16 +73,6 @@ ovs_bpf_push_vlan(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     return true;
 }
 
-static __always_inline int
-ovs_bpf_act_push_vlan__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                        struct ovs_bpf_action *a, __u32 idx)
-{
-    if (!ovs_bpf_push_vlan(skb, s, &a->u.push_vlan)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_VLAN);
-    }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
-}
-
 /* OVS_BPF_ACTION_POP_VLAN, as ovs_bpf_push_vlan(). */
 static __always_inline bool
 ovs_bpf_pop_vlan(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
@@ -101,16 +91,6 @@ ovs_bpf_pop_vlan(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     s->key.vlans[1].tpid = 0;
     s->key.vlans[1].tci = 0;
     return true;
-}
-
-static __always_inline int
-ovs_bpf_act_pop_vlan__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                       struct ovs_bpf_action *a, __u32 idx)
-{
-    if (!ovs_bpf_pop_vlan(skb, s)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_VLAN);
-    }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 
 #endif /* BPF_ACTIONS_VLAN_H */

@@ -218,6 +218,20 @@ ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
     return ovs_bpf_slot(s, idx);
 }
 
+/* The end of an action program that did its slot 'idx' if 'ok': goes on
+ * with the next slot, or else drops the packet as a failure of an action
+ * of 'type'.  For the actions that the lookup program also runs, whose
+ * functions say only whether they did it. */
+static __always_inline int
+ovs_bpf_action_next(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    __u32 idx, bool ok, __u32 type)
+{
+    if (!ok) {
+        return ovs_bpf_action_failed(type);
+    }
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
 /* Defines ovs_bpf_act_NAME, the program of an action type, whose work is
  * BODY: an expression over 'skb', 's' (the scratch area), 'a' (the slot
  * being run) and 'idx' (its index), which returns the program's verdict.

@@ -143,7 +143,10 @@ ovs_bpf_downcall(struct __sk_buff *skb)
 OVS_BPF_ACTION_PROG(output, ovs_bpf_act_output__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(userspace, ovs_bpf_act_userspace__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(trunc, ovs_bpf_act_trunc__(skb, s, a, idx))
-OVS_BPF_ACTION_PROG(set_eth, ovs_bpf_act_set_eth__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_eth,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_eth(skb, s, &a->u.eth),
+                                        OVS_BPF_ACTION_SET_ETH))
 OVS_BPF_ACTION_PROG(set_ipv4, ovs_bpf_act_set_ipv4__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(set_ipv6_src, ovs_bpf_set_ipv6_addr(skb, s, a, idx, 8))
 OVS_BPF_ACTION_PROG(set_ipv6_dst, ovs_bpf_set_ipv6_addr(skb, s, a, idx, 24))
@@ -153,14 +156,28 @@ OVS_BPF_ACTION_PROG(set_tcp, ovs_bpf_set_l4_ports(skb, s, a, idx,
                                                   IPPROTO_TCP))
 OVS_BPF_ACTION_PROG(set_udp, ovs_bpf_set_l4_ports(skb, s, a, idx,
                                                   IPPROTO_UDP))
-OVS_BPF_ACTION_PROG(push_vlan, ovs_bpf_act_push_vlan__(skb, s, a, idx))
-OVS_BPF_ACTION_PROG(pop_vlan, ovs_bpf_act_pop_vlan__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(push_vlan,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_push_vlan(skb, s,
+                                                          &a->u.push_vlan),
+                                        OVS_BPF_ACTION_PUSH_VLAN))
+OVS_BPF_ACTION_PROG(pop_vlan,
+                    ovs_bpf_action_next(skb, s, idx, ovs_bpf_pop_vlan(skb, s),
+                                        OVS_BPF_ACTION_POP_VLAN))
 OVS_BPF_ACTION_PROG(recirc, ovs_bpf_act_recirc__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(hash, ovs_bpf_act_hash__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(clone, ovs_bpf_act_clone__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(sample, ovs_bpf_act_sample__(skb, s, a, idx))
-OVS_BPF_ACTION_PROG(set_priority, ovs_bpf_act_set_meta(skb, s, a, idx, false))
-OVS_BPF_ACTION_PROG(set_mark, ovs_bpf_act_set_meta(skb, s, a, idx, true))
+OVS_BPF_ACTION_PROG(set_priority,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_meta(skb, s, &a->u.meta,
+                                                         false),
+                                        OVS_BPF_ACTION_SET_PRIORITY))
+OVS_BPF_ACTION_PROG(set_mark,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_meta(skb, s, &a->u.meta,
+                                                         true),
+                                        OVS_BPF_ACTION_SET_MARK))
 OVS_BPF_ACTION_PROG(check_pkt_len,
                     ovs_bpf_act_check_pkt_len__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(meter, ovs_bpf_act_meter__(skb, s, a, idx))

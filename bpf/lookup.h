@@ -249,8 +249,8 @@ ovs_bpf_run_leading_step(__u32 i, void *l_)
         break;
     case OVS_BPF_ACTION_SET_PRIORITY:
     case OVS_BPF_ACTION_SET_MARK:
-        ovs_bpf_set_meta(skb, s, &a->u.meta,
-                         type == OVS_BPF_ACTION_SET_MARK);
+        ok = ovs_bpf_set_meta(skb, s, &a->u.meta,
+                              type == OVS_BPF_ACTION_SET_MARK);
         break;
     default:
         return 1;
