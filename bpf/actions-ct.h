@@ -769,18 +769,14 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
 /* OVS_BPF_ACTION_CT. */
 static __always_inline int
-ovs_bpf_act_ct__(struct __sk_buff *skb)
+ovs_bpf_act_ct__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 struct ovs_bpf_action *a, __u32 idx)
 {
     const struct ovs_bpf_act_ct_label *lbl = NULL;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a, *arg;
-    __u32 idx, next;
+    struct ovs_bpf_action *arg;
+    __u32 next;
     int ret;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     next = idx + 1;
     if (a->u.ct.flags & OVS_BPF_CT_F_LABEL) {
         /* The labels are in the argument slot after this one (see
@@ -810,16 +806,9 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
 
 /* OVS_BPF_ACTION_CT_CLEAR. */
 static __always_inline int
-ovs_bpf_act_ct_clear__(struct __sk_buff *skb)
+ovs_bpf_act_ct_clear__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
-
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     ovs_bpf_ct_clear_key(&s->key);
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }

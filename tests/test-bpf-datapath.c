@@ -1525,8 +1525,8 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_drops("trunc not last", &drops,
                 OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TRUNC), 1);
 
-    /* 32 slots (31 set_mark + output): every program of the chain runs
-     * within the kernel's tail call limit. */
+    /* 32 slots (31 set_mark + output): the lookup program runs them all
+     * itself (set_mark is one of the actions it runs), in order. */
     for (i = 0; i < 31; i++) {
         acts[i] = ACT(SET_MARK, .u.meta.value = i + 1, .u.meta.mask = 0xff);
     }
@@ -1537,6 +1537,34 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31,
           "32 actions: retval %u mark %u", r.retval, r.ctx_out.mark);
     check_drops("32 actions", &drops, NO_DROP, 0);
+
+    /* 32 slots of which 31 have a program of their own (set_ipv4 of the
+     * TTL + output): every program of the chain runs within the kernel's
+     * tail call limit. */
+    for (i = 0; i < 31; i++) {
+        acts[i] = ACT(SET_IPV4, .u.ipv4.ttl = i + 1, .u.ipv4.ttl_mask = 0xff);
+    }
+    acts[31] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 32);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len > 22 && r.out[22] == 31,
+          "32 chained actions: retval %u ttl %u", r.retval,
+          r.out_len > 22 ? r.out[22] : 0);
+    check_drops("32 chained actions", &drops, NO_DROP, 0);
+
+    /* A set_mark in the lookup program, then a chain of programs, then
+     * set_mark again in a program of the chain: all run, in order. */
+    acts[0] = ACT(SET_MARK, .u.meta.value = 0x10, .u.meta.mask = 0xff);
+    acts[1] = ACT(SET_IPV4, .u.ipv4.ttl = 7, .u.ipv4.ttl_mask = 0xff);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 0x200, .u.meta.mask = 0xf00);
+    acts[3] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 4);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 0x210
+          && r.out_len > 22 && r.out[22] == 7,
+          "set_mark, set_ipv4, set_mark: retval %u mark %#x", r.retval,
+          r.ctx_out.mark);
 
     /* Masked set_priority. */
     acts[0] = ACT(SET_PRIORITY, .u.meta.value = 0x1234, .u.meta.mask = 0xff00);
@@ -3001,11 +3029,12 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_flow_drop("ct with labels, no slot", &pkt, acts, 2, TC_ACT_SHOT,
                     OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL));
 
-    /* Out of tail calls: 4 set_mark (that change nothing, so that every
-     * pass matches the flow) and a recirc per pass, 6 tail calls, fail in
+    /* Out of tail calls: 4 set_ipv4 (that change nothing, so that every
+     * pass matches the flow; not one of the actions that the lookup
+     * program runs itself) and a recirc per pass, 6 tail calls, fail in
      * the 6th pass, before the recirculation limit. */
     for (i = 0; i < 4; i++) {
-        acts[i] = ACT(SET_MARK, .u.meta.value = 0, .u.meta.mask = 0);
+        acts[i] = ACT(SET_IPV4);
     }
     acts[4] = ACT(RECIRC, .u.recirc.id = 1);
     recirc_loop_for(&pkt, acts, 5);
