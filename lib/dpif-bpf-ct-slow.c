@@ -94,6 +94,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -111,6 +112,7 @@
 #include "netlink-socket.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
+#include "ovs-thread.h"
 #include "packets.h"
 #include "socket-util.h"
 #include "util.h"
@@ -120,6 +122,15 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_ct_slow);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_path);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_invalid);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_error);
+COVERAGE_DEFINE(dpif_bpf_ct_tcp_state);
+COVERAGE_DEFINE(dpif_bpf_ct_tcp_state_error);
+
+/* The TCP states of bpf/datapath-abi.h are the kernel's. */
+#define OVS_BPF_TCP_STATE(NAME, TP)                                     \
+    BUILD_ASSERT_DECL((int) OVS_BPF_TCPS_##NAME                         \
+                      == (int) TCP_CONNTRACK_##NAME);
+OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
@@ -1281,4 +1292,168 @@ invalid:
     set_md(md, CS_TRACKED | CS_INVALID, zone, 0, NULL, NULL);
     ct_dpif_entry_uninit(&e);
     return true;
+}
+
+/* TCP connection states.
+ *
+ * The kernel's TCP tracker never sees the packets of the BPF datapath, so
+ * the BPF ct() finds the move of each packet's connection to another TCP
+ * state itself (ovs_bpf_tcp_next() of bpf/datapath-abi.h, on the state it
+ * reads from the connection) and sends the few packets that move one (the
+ * SYN, the SYN-ACK, the ACK that ends the handshake, the FINs, the last
+ * ACK, an RST) up: no kfunc writes the state.  The state is written here,
+ * through ctnetlink, with its timeout, before the packet goes on, so that
+ * the next packet of the connection finds it. */
+
+/* The kernel's TCP state, of the connection 'e' whose state BPF saw as
+ * 'seen': ctnetlink's CTA_PROTOINFO_TCP_STATE, which
+ * lib/netlink-conntrack.c gives as a CT_DPIF_TCPS_* state (SYN_SENT2 and
+ * SYN_SENT are one there). */
+static uint8_t
+tcp_state_of(const struct ct_dpif_entry *e, uint8_t seen)
+{
+    if (e->protoinfo.proto != IPPROTO_TCP) {
+        return OVS_BPF_TCPS_NONE;
+    }
+    switch (e->protoinfo.tcp.state_orig) {
+    case CT_DPIF_TCPS_SYN_SENT:
+        return (seen == OVS_BPF_TCPS_SYN_SENT2 ? OVS_BPF_TCPS_SYN_SENT2
+                : OVS_BPF_TCPS_SYN_SENT);
+    case CT_DPIF_TCPS_SYN_RECV:
+        return OVS_BPF_TCPS_SYN_RECV;
+    case CT_DPIF_TCPS_ESTABLISHED:
+        return OVS_BPF_TCPS_ESTABLISHED;
+    case CT_DPIF_TCPS_FIN_WAIT_1:
+        return OVS_BPF_TCPS_FIN_WAIT;
+    case CT_DPIF_TCPS_CLOSE_WAIT:
+        return OVS_BPF_TCPS_CLOSE_WAIT;
+    case CT_DPIF_TCPS_LAST_ACK:
+        return OVS_BPF_TCPS_LAST_ACK;
+    case CT_DPIF_TCPS_TIME_WAIT:
+        return OVS_BPF_TCPS_TIME_WAIT;
+    case CT_DPIF_TCPS_CLOSING:
+        return OVS_BPF_TCPS_CLOSE;
+    case CT_DPIF_TCPS_CLOSED:
+    default:
+        return OVS_BPF_TCPS_NONE;
+    }
+}
+
+/* The timeout policy state of TCP state 'st'. */
+static enum ovs_bpf_ct_tp_state
+tcp_tp_state(uint8_t st)
+{
+    switch (st) {
+#define OVS_BPF_TCP_STATE(NAME, TP) \
+    case OVS_BPF_TCPS_##NAME: return OVS_BPF_CT_TP_##TP;
+    OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
+    default:
+        return OVS_BPF_CT_TP_TCP_NEW;
+    }
+}
+
+/* Sets the TCP state of connection 'orig' of 'zone' to 'st', with
+ * 'timeout' (seconds). */
+static int
+ct_set_tcp_state(const struct ct_dpif_tuple *orig, uint16_t zone,
+                 uint8_t st, uint32_t timeout)
+{
+    struct ofpbuf msg;
+    size_t info, tcp;
+    int error;
+
+    ofpbuf_init(&msg, 256);
+    ct_msg_start(&msg, orig->l3_type, IPCTNL_MSG_CT_NEW, NLM_F_ACK);
+    ct_put_tuple(&msg, CTA_TUPLE_ORIG, orig);
+    nl_msg_put_be16(&msg, CTA_ZONE, htons(zone));
+    nl_msg_put_be32(&msg, CTA_TIMEOUT, htonl(timeout));
+    info = nl_msg_start_nested(&msg, CTA_PROTOINFO);
+    tcp = nl_msg_start_nested(&msg, CTA_PROTOINFO_TCP);
+    nl_msg_put_u8(&msg, CTA_PROTOINFO_TCP_STATE, st);
+    nl_msg_end_nested(&msg, tcp);
+    nl_msg_end_nested(&msg, info);
+    error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
+    ofpbuf_uninit(&msg);
+    return error;
+}
+
+/* Sets 't' to the original tuple of the TCP connection in 'md', which the
+ * BPF ct() set.  Returns false if there is none. */
+static bool
+md_tcp_tuple(const struct pkt_metadata *md, struct ct_dpif_tuple *t)
+{
+    memset(t, 0, sizeof *t);
+    if (md->ct_orig_tuple_ipv6) {
+        const struct ovs_key_ct_tuple_ipv6 *o = &md->ct_orig_tuple.ipv6;
+
+        t->l3_type = AF_INET6;
+        memcpy(&t->src.in6, &o->ipv6_src, sizeof t->src.in6);
+        memcpy(&t->dst.in6, &o->ipv6_dst, sizeof t->dst.in6);
+        t->ip_proto = o->ipv6_proto;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
+    } else {
+        const struct ovs_key_ct_tuple_ipv4 *o = &md->ct_orig_tuple.ipv4;
+
+        t->l3_type = AF_INET;
+        t->src.ip = o->ipv4_src;
+        t->dst.ip = o->ipv4_dst;
+        t->ip_proto = o->ipv4_proto;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
+    }
+    return t->ip_proto == IPPROTO_TCP;
+}
+
+/* The packet 'packet', whose metadata holds what the BPF ct() set, and
+ * whose TCP flags are those of 'flow', moves its connection from state
+ * 'old' to 'new', as BPF saw it: writes the state, and its timeout (of
+ * the connection's timeout policy, or the kernel's default), into the
+ * connection.  Handler threads write one at a time, each from the state
+ * that the connection has then (another thread may have moved it since
+ * BPF read it: the FINs of a simultaneous close). */
+void
+dpif_bpf_ct_tcp_state(const struct dpif_bpf_obj *obj, uint8_t old,
+                      uint8_t new, const struct dp_packet *packet,
+                      const struct flow *flow)
+{
+    static struct ovs_mutex mutex = OVS_MUTEX_INITIALIZER;
+    const struct pkt_metadata *md = &packet->md;
+    struct ct_dpif_tuple orig;
+    struct ct_dpif_entry e;
+    uint8_t cur, next;
+    int error;
+
+    COVERAGE_INC(dpif_bpf_ct_tcp_state);
+    if ((md->ct_state & (CS_TRACKED | CS_INVALID)) != CS_TRACKED
+        || old >= OVS_BPF_N_TCPS || new >= OVS_BPF_N_TCPS
+        || !md_tcp_tuple(md, &orig)) {
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        return;
+    }
+    memset(&e, 0, sizeof e);
+    ovs_mutex_lock(&mutex);
+    error = ct_get(&orig, md->ct_zone, &e);
+    if (!error) {
+        cur = tcp_state_of(&e, old);
+        next = (cur == old ? new
+                : ovs_bpf_tcp_next(cur, !!(md->ct_state & CS_REPLY_DIR),
+                                   ntohs(flow->tcp_flags)));
+        if (next < OVS_BPF_N_TCPS && next != cur) {
+            error = ct_set_tcp_state(
+                &e.tuple_orig, md->ct_zone, next,
+                dpif_bpf_ct_tp_timeout(obj, &e.tuple_orig, md->ct_zone, 0,
+                                       tcp_tp_state(next)));
+        }
+    }
+    ovs_mutex_unlock(&mutex);
+    if (error && error != ENOENT) {
+        /* ENOENT: the connection ended since BPF saw it (flushed, or
+         * expired), which is nothing to write. */
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
+                     "(%s)", ovs_strerror(error));
+    }
+    ct_dpif_entry_uninit(&e);
 }

@@ -1432,9 +1432,18 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct, lbl,
-                                 &packet, &flow)
-        && next < up->ct_end) {
+    if (up->ct_tcp_new) {
+        /* The ct() ran in BPF: only the new TCP state of the packet's
+         * connection to write (see "TCP connection states" in
+         * bpf/datapath-abi.h). */
+        dpif_bpf_ct_tcp_state(dp->obj, up->ct_tcp_old, up->ct_tcp_new,
+                              &packet, &flow);
+        if (next < up->ct_end) {
+            dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
+        }
+    } else if (dpif_bpf_ct_slow_execute(dp->obj, &slots[up->ct_slot].u.ct,
+                                        lbl, &packet, &flow)
+               && next < up->ct_end) {
         dp_bpf_downcall(dp, &packet, slots + next, up->ct_end - next);
     }
     dp_packet_uninit(&packet);
