@@ -607,7 +607,8 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     int manip;
 
     if (!(act->flags & (OVS_BPF_CT_F_NAT_SRC | OVS_BPF_CT_F_NAT_DST))
-        || !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6) {
+        || (!(act->flags & OVS_BPF_CT_F_NAT_ZERO)
+            && !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6)) {
         /* Without NAT (or with a binding of the other IP version, which
          * cannot be made), a clash is the same connection, committed by
          * another CPU: what commit asks for. */

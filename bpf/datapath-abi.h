@@ -514,6 +514,11 @@ struct ovs_bpf_act_ct {
 #define OVS_BPF_CT_F_NAT_PERSISTENT (1u << 6)
 #define OVS_BPF_CT_F_NAT_IPV6 (1u << 7)     /* 'nat_addr' is IPv6. */
 #define OVS_BPF_CT_F_LABEL (1u << 8)        /* A CT_LABEL slot follows. */
+/* nat(src=0.0.0.0) or nat(src=::), all-zero SNAT: the packet's own source
+ * address is the range ('nat_addr' is zero), so that the kernel keeps the
+ * address and changes the port only if the tuple clashes, as the kernel
+ * datapath does. */
+#define OVS_BPF_CT_F_NAT_ZERO (1u << 9)
 
 /* OVS_BPF_ACTION_CT_LABEL: the labels of the ct() in the slot before it
  * (both as OVS's ovs_u128 in memory), never an action of its own.  An
@@ -678,7 +683,10 @@ struct ovs_bpf_port {
                     "Packets of userspace-only flows.")                    \
     OVS_BPF_DP_STAT(CT_SLOW_PATH, "ct_slow_path",                          \
                     "Packets that ct() sent to ovs-vswitchd: protocols "   \
-                    "the conntrack kfuncs do not track (ICMP...).")
+                    "the conntrack kfuncs do not track (ICMP...).")        \
+    OVS_BPF_DP_STAT(CT_TCP_STATE, "ct_tcp_state",                          \
+                    "TCP packets that ct() sent to ovs-vswitchd to write " \
+                    "the new state of their connection.")
 
 /* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {

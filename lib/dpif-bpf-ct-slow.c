@@ -152,6 +152,13 @@ struct slow_labels {
     uint8_t mask[16];
 };
 
+static uint8_t tcp_state_of(const struct ct_dpif_entry *, uint8_t seen);
+static void ct_put_tcp_state(struct ofpbuf *, uint8_t state);
+static void tcp_state_move(const struct dpif_bpf_obj *,
+                           const struct ct_dpif_tuple *orig, uint16_t zone,
+                           bool reply, const struct flow *,
+                           const struct ct_dpif_entry *);
+
 /* What ct() needs to know of a packet. */
 struct slow_pkt {
     struct ct_dpif_tuple tuple;     /* The packet's own. */
@@ -495,7 +502,18 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
                                          act->flags & OVS_BPF_CT_F_NAT_SRC
                                          ? CTA_NAT_SRC : CTA_NAT_DST);
 
-        if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
+        if (act->flags & OVS_BPF_CT_F_NAT_ZERO) {
+            /* All-zero SNAT: the packet's own source address, which the
+             * kernel keeps, changing the port (or ICMP identifier) only if
+             * the tuple clashes. */
+            if (orig->l3_type == AF_INET6) {
+                nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &orig->src.in6);
+                nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &orig->src.in6);
+            } else {
+                nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, orig->src.ip);
+                nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, orig->src.ip);
+            }
+        } else if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
             struct in6_addr min, max;
             uint32_t carry = act->nat_addr_span;
             int i;
@@ -961,8 +979,7 @@ labels_after(const ovs_u128 *old, const struct slow_labels *l)
  * commit without labels made it in BPF, where bpf_skb_ct_alloc() adds no
  * extension), by one that ctnetlink creates, with the labels extension,
  * with its tuples, NAT binding (IPv4 or IPv6, as BPF makes them), mark and
- * status,
- * 'timeout' and 'labels'.  The kernel reports it as a connection that ends
+ * status, TCP state, 'timeout' and 'labels'.  The kernel reports it as a connection that ends
  * and a new one (ctnetlink events, "conntrack -E"). */
 static int
 ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
@@ -1023,6 +1040,14 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
             nl_msg_end_nested(&msg, pofs);
         }
         nl_msg_end_nested(&msg, ofs);
+    }
+    if (e->tuple_orig.ip_proto == IPPROTO_TCP) {
+        /* Its TCP state (see "TCP connection states" below). */
+        uint8_t st = tcp_state_of(e, OVS_BPF_TCPS_NONE);
+
+        if (st != OVS_BPF_TCPS_NONE) {
+            ct_put_tcp_state(&msg, st);
+        }
     }
     ct_put_labels(&msg, labels);
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
@@ -1183,8 +1208,9 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
     } else {
         bool nat = (act->flags & (OVS_BPF_CT_F_NAT_SRC
                                   | OVS_BPF_CT_F_NAT_DST))
-                   && (p.tuple.l3_type == AF_INET6)
-                      == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6);
+                   && ((p.tuple.l3_type == AF_INET6)
+                       == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6)
+                       || act->flags & OVS_BPF_CT_F_NAT_ZERO);
 
         if (p.is_error || (p.is_icmp && !icmp_is_request(p.tuple.l3_type,
                                                          p.tuple.icmp_type))) {
@@ -1279,6 +1305,15 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
             state |= cs;
         }
     }
+    if (p.tuple.ip_proto == IPPROTO_TCP && (found || commit)
+        && !(cached && prev_state & CS_ESTABLISHED)) {
+        /* The TCP state, as BPF moves it, from the entry's (or NONE, for a
+         * connection just made here).  A connection that an earlier ct()
+         * of the packet found established saw the packet already (the
+         * moves from the states before ESTABLISHED are the same if made
+         * twice). */
+        tcp_state_move(obj, orig, zone, reply, flow, found ? &e : NULL);
+    }
     set_md(md, state, zone, mark, &label, orig);
     ct_dpif_entry_uninit(&e);
     return true;
@@ -1353,6 +1388,18 @@ tcp_tp_state(uint8_t st)
     }
 }
 
+/* Puts TCP state 'st' (CTA_PROTOINFO_TCP_STATE). */
+static void
+ct_put_tcp_state(struct ofpbuf *msg, uint8_t st)
+{
+    size_t info = nl_msg_start_nested(msg, CTA_PROTOINFO);
+    size_t tcp = nl_msg_start_nested(msg, CTA_PROTOINFO_TCP);
+
+    nl_msg_put_u8(msg, CTA_PROTOINFO_TCP_STATE, st);
+    nl_msg_end_nested(msg, tcp);
+    nl_msg_end_nested(msg, info);
+}
+
 /* Sets the TCP state of connection 'orig' of 'zone' to 'st', with
  * 'timeout' (seconds). */
 static int
@@ -1360,7 +1407,6 @@ ct_set_tcp_state(const struct ct_dpif_tuple *orig, uint16_t zone,
                  uint8_t st, uint32_t timeout)
 {
     struct ofpbuf msg;
-    size_t info, tcp;
     int error;
 
     ofpbuf_init(&msg, 256);
@@ -1368,14 +1414,37 @@ ct_set_tcp_state(const struct ct_dpif_tuple *orig, uint16_t zone,
     ct_put_tuple(&msg, CTA_TUPLE_ORIG, orig);
     nl_msg_put_be16(&msg, CTA_ZONE, htons(zone));
     nl_msg_put_be32(&msg, CTA_TIMEOUT, htonl(timeout));
-    info = nl_msg_start_nested(&msg, CTA_PROTOINFO);
-    tcp = nl_msg_start_nested(&msg, CTA_PROTOINFO_TCP);
-    nl_msg_put_u8(&msg, CTA_PROTOINFO_TCP_STATE, st);
-    nl_msg_end_nested(&msg, tcp);
-    nl_msg_end_nested(&msg, info);
+    ct_put_tcp_state(&msg, st);
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
+}
+
+/* Moves the TCP state of connection 'orig' of 'zone', whose entry is 'e'
+ * (NULL: one just created here, in state NONE), by its packet 'flow' in
+ * the 'reply' direction or the original one: the ct slow path's part of
+ * what BPF does (commits with labels). */
+static void
+tcp_state_move(const struct dpif_bpf_obj *obj,
+               const struct ct_dpif_tuple *orig, uint16_t zone, bool reply,
+               const struct flow *flow, const struct ct_dpif_entry *e)
+{
+    uint8_t cur = e ? tcp_state_of(e, OVS_BPF_TCPS_NONE) : OVS_BPF_TCPS_NONE;
+    uint8_t next = ovs_bpf_tcp_next(cur, reply, ntohs(flow->tcp_flags));
+    int error;
+
+    if (next >= OVS_BPF_N_TCPS || next == cur) {
+        return;
+    }
+    COVERAGE_INC(dpif_bpf_ct_tcp_state);
+    error = ct_set_tcp_state(orig, zone, next,
+                             dpif_bpf_ct_tp_timeout(obj, orig, zone, 0,
+                                                    tcp_tp_state(next)));
+    if (error && error != ENOENT) {
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
+                     "(%s)", ovs_strerror(error));
+    }
 }
 
 /* Sets 't' to the original tuple of the TCP connection in 'md', which the

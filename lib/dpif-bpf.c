@@ -1781,7 +1781,7 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_timeout_policy_dump_next,
     dpif_bpf_ct_timeout_policy_dump_done,
     dpif_bpf_ct_get_timeout_policy_name,
-    NULL,                       /* ct_get_features */
+    dpif_bpf_ct_get_features,
     dpif_bpf_ipf_set_enabled,
     dpif_bpf_ipf_set_min_frag,
     dpif_bpf_ipf_set_max_nfrags,
