@@ -34,7 +34,9 @@
  *     IP: +trk+inv, never a state that would let the packet through a
  *     firewall's "+est" rule;
  *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
- *     has none: +trk+inv, as the kernel's TCP tracker says.
+ *     has none: +trk+inv, as the kernel's TCP tracker says;
+ *   - a SYN that reopens a TCP connection in TIME_WAIT or CLOSE: the old
+ *     connection ends, and the SYN is +trk+new, as in the kernel.
  *
  * ct_zone is the action's zone, ct_mark the connection's mark, ct_label
  * the connection's labels (read from its labels extension, see
@@ -52,9 +54,15 @@
  * it can see (OVS_BPF_CT_TP_STATES of datapath-abi.h): from the timeout
  * policy that the commit of the connection gave it (ct(commit,timeout=ID),
  * the policy in map 'ct_tps', the connection's policy id in 'ct_tp_conns'),
- * or else the kernel's defaults.  There is no TCP window or state
- * tracking: a TCP connection ends when its timeout expires, shortened by a
- * FIN or RST. */
+ * or else the kernel's defaults.
+ *
+ * TCP connections have the kernel's TCP states, which no kfunc writes: the
+ * ct() reads the connection's state, finds the packet's move
+ * (ovs_bpf_tcp_next(), "TCP connection states" in datapath-abi.h), gives
+ * the connection the timeout of the new state, and sends the packet up
+ * for ovs-vswitchd to write the state (bpf/ct-slow.h) before it goes on
+ * with the actions after the ct().  Only the few packets that move a state
+ * go up; there is no TCP window tracking. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1

@@ -562,16 +562,17 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
 /* Changes the connection whose original tuple is 'orig' in 'zone': its
  * timeout, if 'timeout' is not zero; its status to 'status' (IPS_* bits
  * that may only be set), if not zero; its mark under 'mark_mask'; its
- * labels, if 'labels'.  ENOSPC: the connection has no room for labels. */
+ * labels, if 'labels'; its TCP state, if 'tcp_state' is not negative.
+ * ENOSPC: the connection has no room for labels. */
 static int
 ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
           uint32_t status, uint32_t mark, uint32_t mark_mask,
-          const struct slow_labels *labels)
+          const struct slow_labels *labels, int tcp_state)
 {
     struct ofpbuf msg;
     int error;
 
-    if (!timeout && !status && !mark_mask && !labels) {
+    if (!timeout && !status && !mark_mask && !labels && tcp_state < 0) {
         return 0;
     }
     ofpbuf_init(&msg, 256);
@@ -589,6 +590,9 @@ ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK_MASK, htonl(mark_mask));
     }
     ct_put_labels(&msg, labels);
+    if (tcp_state >= 0) {
+        ct_put_tcp_state(&msg, tcp_state);
+    }
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
@@ -878,14 +882,11 @@ set_md(struct pkt_metadata *md, uint16_t state, uint16_t zone,
     }
 }
 
-/* Sets 't' to the original tuple of the connection that an earlier ct()
- * found for 'md''s packet 'p'.  Returns false if there is none to use. */
-static bool
-md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
-              struct ct_dpif_tuple *t)
+/* Sets 't' to the original tuple in 'md' as it is there: the ports of an
+ * ICMP connection are its type and code. */
+static void
+md_tuple(const struct pkt_metadata *md, struct ct_dpif_tuple *t)
 {
-    ovs_be16 sport, dport;
-
     memset(t, 0, sizeof *t);
     if (md->ct_orig_tuple_ipv6) {
         const struct ovs_key_ct_tuple_ipv6 *o = &md->ct_orig_tuple.ipv6;
@@ -894,8 +895,8 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         memcpy(&t->src.in6, &o->ipv6_src, sizeof t->src.in6);
         memcpy(&t->dst.in6, &o->ipv6_dst, sizeof t->dst.in6);
         t->ip_proto = o->ipv6_proto;
-        sport = o->src_port;
-        dport = o->dst_port;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
     } else {
         const struct ovs_key_ct_tuple_ipv4 *o = &md->ct_orig_tuple.ipv4;
 
@@ -903,9 +904,22 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         t->src.ip = o->ipv4_src;
         t->dst.ip = o->ipv4_dst;
         t->ip_proto = o->ipv4_proto;
-        sport = o->src_port;
-        dport = o->dst_port;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
     }
+}
+
+/* Sets 't' to the original tuple of the connection that an earlier ct()
+ * found for 'md''s packet 'p'.  Returns false if there is none to use. */
+static bool
+md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
+              struct ct_dpif_tuple *t)
+{
+    ovs_be16 sport, dport;
+
+    md_tuple(md, t);
+    sport = t->src_port;
+    dport = t->dst_port;
     if (!t->ip_proto || t->l3_type != p->tuple.l3_type) {
         return false;
     }
@@ -922,9 +936,7 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         t->icmp_type = ntohs(sport);
         t->icmp_code = ntohs(dport);
         t->icmp_id = pt->icmp_id;
-    } else {
-        t->src_port = sport;
-        t->dst_port = dport;
+        t->src_port = t->dst_port = 0;
     }
     return true;
 }
@@ -1056,7 +1068,7 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
         error = ct_update(&e->tuple_orig, zone, 0,
                           IPS_CONFIRMED | IPS_SEEN_REPLY
                           | (e->status & CT_DPIF_STATUS_ASSURED
-                             ? IPS_ASSURED : 0), 0, 0, NULL);
+                             ? IPS_ASSURED : 0), 0, 0, NULL, -1);
     }
     return error;
 }
@@ -1188,13 +1200,13 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
         label = labels_after(&e.labels, labels);
         /* An error does not keep its connection alive. */
         error = ct_update(&e.tuple_orig, zone, related ? 0 : timeout,
-                          status, act->mark, mask, labels);
+                          status, act->mark, mask, labels, -1);
         if (error == ENOSPC && labels) {
             /* Made in BPF, without room for labels. */
             error = ct_recreate(&e, zone, timeout, mark, labels);
             if (!error && status) {
                 error = ct_update(&e.tuple_orig, zone, 0, status, 0, 0,
-                                  NULL);
+                                  NULL, -1);
             }
         }
         if (error == ENOENT) {
@@ -1276,7 +1288,8 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                     label = labels_after(&e.labels, labels);
                     if (labels) {
                         error = ct_update(&e.tuple_orig, zone, 0, 0,
-                                          act->mark, act->mark_mask, labels);
+                                          act->mark, act->mark_mask, labels,
+                                          -1);
                         if (error) {
                             goto error;
                         }
@@ -1400,24 +1413,35 @@ ct_put_tcp_state(struct ofpbuf *msg, uint8_t st)
     nl_msg_end_nested(msg, info);
 }
 
-/* Sets the TCP state of connection 'orig' of 'zone' to 'st', with
- * 'timeout' (seconds). */
+/* Writes TCP state 'next' (a state, OVS_BPF_TCPS_KEEP or _REOPEN) into
+ * connection 'orig' of 'zone', with its timeout, if it is another state
+ * than 'cur'.  Returns 0 or an errno value. */
 static int
-ct_set_tcp_state(const struct ct_dpif_tuple *orig, uint16_t zone,
-                 uint8_t st, uint32_t timeout)
+tcp_state_write(const struct dpif_bpf_obj *obj,
+                const struct ct_dpif_tuple *orig, uint16_t zone, uint8_t cur,
+                uint8_t next)
 {
-    struct ofpbuf msg;
-    int error;
+    if (next >= OVS_BPF_N_TCPS || next == cur) {
+        return 0;
+    }
+    COVERAGE_INC(dpif_bpf_ct_tcp_state);
+    return ct_update(orig, zone,
+                     dpif_bpf_ct_tp_timeout(obj, orig, zone, 0,
+                                            tcp_tp_state(next)),
+                     0, 0, 0, NULL, next);
+}
 
-    ofpbuf_init(&msg, 256);
-    ct_msg_start(&msg, orig->l3_type, IPCTNL_MSG_CT_NEW, NLM_F_ACK);
-    ct_put_tuple(&msg, CTA_TUPLE_ORIG, orig);
-    nl_msg_put_be16(&msg, CTA_ZONE, htons(zone));
-    nl_msg_put_be32(&msg, CTA_TIMEOUT, htonl(timeout));
-    ct_put_tcp_state(&msg, st);
-    error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
-    ofpbuf_uninit(&msg);
-    return error;
+/* Logs 'error' of tcp_state_write(), unless it is ENOENT: the connection
+ * ended since its packet saw it (flushed, or expired), which leaves
+ * nothing to write. */
+static void
+tcp_state_error(int error)
+{
+    if (error && error != ENOENT) {
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
+                     "(%s)", ovs_strerror(error));
+    }
 }
 
 /* Moves the TCP state of connection 'orig' of 'zone', whose entry is 'e'
@@ -1430,49 +1454,10 @@ tcp_state_move(const struct dpif_bpf_obj *obj,
                const struct flow *flow, const struct ct_dpif_entry *e)
 {
     uint8_t cur = e ? tcp_state_of(e, OVS_BPF_TCPS_NONE) : OVS_BPF_TCPS_NONE;
-    uint8_t next = ovs_bpf_tcp_next(cur, reply, ntohs(flow->tcp_flags));
-    int error;
 
-    if (next >= OVS_BPF_N_TCPS || next == cur) {
-        return;
-    }
-    COVERAGE_INC(dpif_bpf_ct_tcp_state);
-    error = ct_set_tcp_state(orig, zone, next,
-                             dpif_bpf_ct_tp_timeout(obj, orig, zone, 0,
-                                                    tcp_tp_state(next)));
-    if (error && error != ENOENT) {
-        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
-        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
-                     "(%s)", ovs_strerror(error));
-    }
-}
-
-/* Sets 't' to the original tuple of the TCP connection in 'md', which the
- * BPF ct() set.  Returns false if there is none. */
-static bool
-md_tcp_tuple(const struct pkt_metadata *md, struct ct_dpif_tuple *t)
-{
-    memset(t, 0, sizeof *t);
-    if (md->ct_orig_tuple_ipv6) {
-        const struct ovs_key_ct_tuple_ipv6 *o = &md->ct_orig_tuple.ipv6;
-
-        t->l3_type = AF_INET6;
-        memcpy(&t->src.in6, &o->ipv6_src, sizeof t->src.in6);
-        memcpy(&t->dst.in6, &o->ipv6_dst, sizeof t->dst.in6);
-        t->ip_proto = o->ipv6_proto;
-        t->src_port = o->src_port;
-        t->dst_port = o->dst_port;
-    } else {
-        const struct ovs_key_ct_tuple_ipv4 *o = &md->ct_orig_tuple.ipv4;
-
-        t->l3_type = AF_INET;
-        t->src.ip = o->ipv4_src;
-        t->dst.ip = o->ipv4_dst;
-        t->ip_proto = o->ipv4_proto;
-        t->src_port = o->src_port;
-        t->dst_port = o->dst_port;
-    }
-    return t->ip_proto == IPPROTO_TCP;
+    tcp_state_error(tcp_state_write(obj, orig, zone, cur,
+                                    ovs_bpf_tcp_next(cur, reply,
+                                                     ntohs(flow->tcp_flags))));
 }
 
 /* The packet 'packet', whose metadata holds what the BPF ct() set, and
@@ -1494,10 +1479,10 @@ dpif_bpf_ct_tcp_state(const struct dpif_bpf_obj *obj, uint8_t old,
     uint8_t cur, next;
     int error;
 
-    COVERAGE_INC(dpif_bpf_ct_tcp_state);
+    md_tuple(md, &orig);
     if ((md->ct_state & (CS_TRACKED | CS_INVALID)) != CS_TRACKED
         || old >= OVS_BPF_N_TCPS || new >= OVS_BPF_N_TCPS
-        || !md_tcp_tuple(md, &orig)) {
+        || orig.ip_proto != IPPROTO_TCP) {
         COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
         return;
     }
@@ -1509,20 +1494,9 @@ dpif_bpf_ct_tcp_state(const struct dpif_bpf_obj *obj, uint8_t old,
         next = (cur == old ? new
                 : ovs_bpf_tcp_next(cur, !!(md->ct_state & CS_REPLY_DIR),
                                    ntohs(flow->tcp_flags)));
-        if (next < OVS_BPF_N_TCPS && next != cur) {
-            error = ct_set_tcp_state(
-                &e.tuple_orig, md->ct_zone, next,
-                dpif_bpf_ct_tp_timeout(obj, &e.tuple_orig, md->ct_zone, 0,
-                                       tcp_tp_state(next)));
-        }
+        error = tcp_state_write(obj, &e.tuple_orig, md->ct_zone, cur, next);
     }
     ovs_mutex_unlock(&mutex);
-    if (error && error != ENOENT) {
-        /* ENOENT: the connection ended since BPF saw it (flushed, or
-         * expired), which is nothing to write. */
-        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
-        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
-                     "(%s)", ovs_strerror(error));
-    }
+    tcp_state_error(error);
     ct_dpif_entry_uninit(&e);
 }

@@ -2085,21 +2085,27 @@ ct_check(const char *name, const struct ofpbuf *pkt,
     }
 }
 
-/* ct() of 'pkt', a protocol that the conntrack kfuncs cannot track, in
- * zone 'ct': the packet goes up as an OVS_BPF_UPCALL_CT upcall with the
- * action list and the slot of the ct(), and the BPF programs are done with
- * it. */
+/* ct() 'ct' of 'pkt', run as 'name', that sends the packet up as an
+ * OVS_BPF_UPCALL_CT upcall with the action list and the slot of the ct()
+ * (the BPF programs are done with it), counted under 'stat' and no other
+ * of the two ct() counters, and that asks for the TCP state move of
+ * 'tcp_old' to 'tcp_new' (0 and 0: the ct() itself is for ovs-vswitchd). */
 static void
-ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
+ct_up_check(const char *name, const struct ofpbuf *pkt,
+            struct ovs_bpf_act_ct ct, enum ovs_bpf_dp_stat stat,
+            uint8_t tcp_old, uint8_t tcp_new)
 {
+    enum ovs_bpf_dp_stat other = (stat == OVS_BPF_STAT_CT_SLOW_PATH
+                                  ? OVS_BPF_STAT_CT_TCP_STATE
+                                  : OVS_BPF_STAT_CT_SLOW_PATH);
     struct ovs_bpf_action acts[2];
     const struct ovs_bpf_action *slots;
     const struct ovs_bpf_upcall *up;
     struct ovs_bpf_flow_key key;
-    uint64_t slow;
+    uint64_t n, n_other;
     struct run r;
 
-    run_name = "ct() slow path";
+    run_name = name;
     acts[0] = ACT(CT, .u.ct = ct);
     acts[1] = ACT(RECIRC, .u.recirc.id = 3);
     del_flows();
@@ -2107,11 +2113,12 @@ ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
     add_flow(0, &key, NULL, acts, 2, 0);
     set_n_masks(1);
     poll_upcalls();
-    slow = stat_get(OVS_BPF_STAT_CT_SLOW_PATH);
+    n = stat_get(stat);
+    n_other = stat_get(other);
     run_ingress(pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "%s: retval %u", run_name, r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_CT_SLOW_PATH) == slow + 1,
-          "%s: ct_slow_path not counted", run_name);
+    CHECK(stat_get(stat) == n + 1 && stat_get(other) == n_other,
+          "%s: ct_slow_path or ct_tcp_state miscounted", run_name);
     poll_upcalls();
     CHECK(n_upcalls == 1, "%s: %d upcalls", run_name, n_upcalls);
     if (n_upcalls != 1) {
@@ -2124,54 +2131,13 @@ ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
           && up->ct_end == 2 && up->cap_len == pkt->size,
           "%s: type %u, slot %u, end %u, %u bytes", run_name, up->type,
           up->ct_slot, up->ct_end, up->cap_len);
+    CHECK(up->ct_tcp_old == tcp_old && up->ct_tcp_new == tcp_new,
+          "%s: TCP state %u -> %u (expected %u -> %u)", run_name,
+          up->ct_tcp_old, up->ct_tcp_new, tcp_old, tcp_new);
     CHECK(slots[0].type == OVS_BPF_ACTION_CT && slots[0].u.ct.zone == ct.zone
           && slots[1].type == OVS_BPF_ACTION_RECIRC
           && slots[1].u.recirc.id == 3,
           "%s: slots %u %u", run_name, slots[0].type, slots[1].type);
-}
-
-/* ct(commit) of TCP packet 'pkt' in zone 'ct', whose connection's TCP
- * state is not written (nothing here writes it): the ct() runs in BPF,
- * and the packet goes up as an OVS_BPF_UPCALL_CT upcall that asks for its
- * connection's move from state 'old' to 'new', counted as ct_tcp_state,
- * not ct_slow_path. */
-static void
-ct_tcp_check(const char *name, const struct ofpbuf *pkt,
-             struct ovs_bpf_act_ct ct, uint8_t old, uint8_t new)
-{
-    const struct ovs_bpf_upcall *up;
-    struct ovs_bpf_action acts[2];
-    struct ovs_bpf_flow_key key;
-    uint64_t moves, slow;
-    struct run r;
-
-    run_name = name;
-    acts[0] = ACT(CT, .u.ct = ct);
-    acts[1] = ACT(RECIRC, .u.recirc.id = 3);
-    del_flows();
-    key_of(pkt, &key);
-    add_flow(0, &key, NULL, acts, 2, 0);
-    set_n_masks(1);
-    poll_upcalls();
-    moves = stat_get(OVS_BPF_STAT_CT_TCP_STATE);
-    slow = stat_get(OVS_BPF_STAT_CT_SLOW_PATH);
-    run_ingress(pkt, &r);
-    CHECK(r.retval == TC_ACT_SHOT, "%s: retval %u", run_name, r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_STATE) == moves + 1
-          && stat_get(OVS_BPF_STAT_CT_SLOW_PATH) == slow,
-          "%s: ct_tcp_state or ct_slow_path miscounted", run_name);
-    poll_upcalls();
-    CHECK(n_upcalls == 1, "%s: %d upcalls", run_name, n_upcalls);
-    if (n_upcalls != 1) {
-        return;
-    }
-    up = &upcall_recs[0].hdr;
-    CHECK(up->type == OVS_BPF_UPCALL_CT && up->ct_slot == 0
-          && up->ct_end == 2 && up->ct_tcp_old == old
-          && up->ct_tcp_new == new,
-          "%s: type %u, slot %u, end %u, TCP state %u -> %u (expected %u "
-          "-> %u)", run_name, up->type, up->ct_slot, up->ct_end,
-          up->ct_tcp_old, up->ct_tcp_new, old, new);
 }
 
 /* The moves of TCP states that BPF and ovs-vswitchd both make
@@ -2267,7 +2233,8 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
              CS_TRK | CS_NEW, 0, "10.0.0.2");
     ct_check("after force_commit", &pkt, z7, CS_TRK | CS_EST | CS_RPL, 0,
              "10.0.0.2");
-    ct_slow_check(&icmp, z7);
+    /* ICMP, which the kfuncs cannot track, goes up for its ct(). */
+    ct_up_check("ct() slow path", &icmp, z7, OVS_BPF_STAT_CT_SLOW_PATH, 0, 0);
     ct_check("SYN-ACK without a connection", &synack, z8, CS_TRK | CS_INV, 0,
              NULL);
 
@@ -2275,9 +2242,10 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * goes up for its first state; its retransmission finds the connection
      * still without one (only ovs-vswitchd writes it) and goes up again. */
     tcp_next_check();
-    ct_tcp_check("SYN", &syn, c9, OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
-    ct_tcp_check("SYN again", &syn, c9, OVS_BPF_TCPS_NONE,
-                 OVS_BPF_TCPS_SYN_SENT);
+    ct_up_check("SYN", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
+                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
+    ct_up_check("SYN again", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
+                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
 
     /* ct_clear after ct(): nothing left of it. */
     run_name = "ct_clear";
