@@ -404,15 +404,14 @@ ovs_bpf_ct_cached(const struct ovs_bpf_flow_key *k, __u16 zone,
         return false;
     }
     if (ipv6) {
-        const __u8 *src = (const __u8 *) orig->src;
-        const __u8 *dst = (const __u8 *) orig->dst;
+        __u32 a[4], b[4], diff = 0;
 
-        for (int i = 0; i < 16; i++) {
-            if (k->ct_ipv6_src[i] != src[i] || k->ct_ipv6_dst[i] != dst[i]) {
-                return false;
-            }
+        __builtin_memcpy(a, k->ct_ipv6_src, 16);
+        __builtin_memcpy(b, k->ct_ipv6_dst, 16);
+        for (int i = 0; i < 4; i++) {
+            diff |= (a[i] ^ orig->src[i]) | (b[i] ^ orig->dst[i]);
         }
-        return true;
+        return !diff;
     }
     return k->ct_nw_src == orig->src[0] && k->ct_nw_dst == orig->dst[0];
 }
