@@ -186,27 +186,9 @@ OVS_BPF_ACTION_PROG(ct, ovs_bpf_act_ct__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(set_tunnel, ovs_bpf_act_set_tunnel__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(pop_eth, ovs_bpf_act_pop_eth__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(ct_clear, ovs_bpf_act_ct_clear__(skb, s, a, idx))
-
-SEC("tc")
-int
-ovs_bpf_act_push_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_push_mpls__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_pop_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_pop_mpls__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_mpls__(skb);
-}
+OVS_BPF_ACTION_PROG(push_mpls, ovs_bpf_act_push_mpls__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(pop_mpls, ovs_bpf_act_pop_mpls__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_mpls, ovs_bpf_act_set_mpls__(skb, s, a, idx))
 
 /* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
  * skips it: a chain that comes to run it is malformed. */
