@@ -137,16 +137,9 @@ ovs_bpf_clone_start(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 /* OVS_BPF_ACTION_CLONE; also the restore point of a clone or sample (the
  * dispatcher tail-calls this program at 'clone_end'). */
 static __always_inline int
-ovs_bpf_act_clone__(struct __sk_buff *skb)
+ovs_bpf_act_clone__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
-
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (s->clone_active && idx >= s->clone_end) {
         return ovs_bpf_clone_restore(skb, s);
     }
@@ -157,16 +150,11 @@ ovs_bpf_act_clone__(struct __sk_buff *skb)
 /* OVS_BPF_ACTION_SAMPLE: the nested actions with probability
  * 'probability' / UINT32_MAX, else skip them. */
 static __always_inline int
-ovs_bpf_act_sample__(struct __sk_buff *skb)
+ovs_bpf_act_sample__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                     struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, n, p;
+    __u32 n, p;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (s->clone_active && idx >= s->clone_end) {
         /* Defensive: the dispatcher sends restores to the clone program. */
         return ovs_bpf_clone_restore(skb, s);

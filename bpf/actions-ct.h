@@ -34,7 +34,9 @@
  *     IP: +trk+inv, never a state that would let the packet through a
  *     firewall's "+est" rule;
  *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
- *     has none: +trk+inv, as the kernel's TCP tracker says.
+ *     has none: +trk+inv, as the kernel's TCP tracker says;
+ *   - a SYN that reopens a TCP connection in TIME_WAIT or CLOSE: the old
+ *     connection ends, and the SYN is +trk+new, as in the kernel.
  *
  * ct_zone is the action's zone, ct_mark the connection's mark, ct_label
  * the connection's labels (read from its labels extension, see
@@ -52,9 +54,15 @@
  * it can see (OVS_BPF_CT_TP_STATES of datapath-abi.h): from the timeout
  * policy that the commit of the connection gave it (ct(commit,timeout=ID),
  * the policy in map 'ct_tps', the connection's policy id in 'ct_tp_conns'),
- * or else the kernel's defaults.  There is no TCP window or state
- * tracking: a TCP connection ends when its timeout expires, shortened by a
- * FIN or RST. */
+ * or else the kernel's defaults.
+ *
+ * TCP connections have the kernel's TCP states, which no kfunc writes: the
+ * ct() reads the connection's state, finds the packet's move
+ * (ovs_bpf_tcp_next(), "TCP connection states" in datapath-abi.h), gives
+ * the connection the timeout of the new state, and sends the packet up
+ * for ovs-vswitchd to write the state (bpf/ct-slow.h) before it goes on
+ * with the actions after the ct().  Only the few packets that move a state
+ * go up; there is no TCP window tracking. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1
@@ -95,9 +103,18 @@ struct nf_ct_ext___ovs {
     __u8 offset[1];             /* [NF_CT_EXT_NUM], indexed by the id. */
 } __attribute__((preserve_access_index));
 
+struct ip_ct_tcp___ovs {
+    __u8 state;                 /* enum tcp_conntrack. */
+} __attribute__((preserve_access_index));
+
+union nf_conntrack_proto___ovs {
+    struct ip_ct_tcp___ovs tcp;
+} __attribute__((preserve_access_index));
+
 struct nf_conn___ovs {
     unsigned long status;
     __u32 mark;
+    union nf_conntrack_proto___ovs proto;
     struct nf_conntrack_tuple_hash___ovs tuplehash[2];
     struct nf_ct_ext___ovs *ext;
 } __attribute__((preserve_access_index));
@@ -230,16 +247,30 @@ ovs_bpf_ct_tp_ms(const struct ovs_bpf_ct_tp *tp, enum ovs_bpf_ct_tp_state st)
 
 /* The timeout, under policy 'tp' (NULL: none), of a TCP or UDP connection
  * whose packet 'k' was just seen; 'replied' if a packet of the reply
- * direction has been seen, 'first' if 'k' creates it. */
+ * direction has been seen, 'first' if 'k' creates it; a TCP connection's
+ * by its state 'tcp' (enum ovs_bpf_tcp_state) if it has one. */
 static __always_inline __u32
 ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
-                   bool first, const struct ovs_bpf_ct_tp *tp)
+                   bool first, __u8 tcp, const struct ovs_bpf_ct_tp *tp)
 {
     if (k->nw_proto == IPPROTO_UDP) {
         return ovs_bpf_ct_tp_ms(tp, first ? OVS_BPF_CT_TP_UDP_FIRST
                                     : replied ? OVS_BPF_CT_TP_UDP_MULTIPLE
                                     : OVS_BPF_CT_TP_UDP_SINGLE);
     }
+    switch (tcp) {
+#define OVS_BPF_TCP_STATE(NAME, TP)                             \
+    case OVS_BPF_TCPS_##NAME:                                   \
+        if (OVS_BPF_TCPS_##NAME != OVS_BPF_TCPS_NONE) {         \
+            return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_##TP);    \
+        }                                                       \
+        break;
+    OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
+    default:
+        break;
+    }
+    /* No state yet: by the packet's flags. */
     if (k->tcp_flags & bpf_htons(0x004)) {
         return ovs_bpf_ct_tp_ms(tp, OVS_BPF_CT_TP_TCP_RST);
     }
@@ -355,6 +386,34 @@ ovs_bpf_ct_orig_tuple_of(struct ovs_bpf_flow_key *k, bool ipv6,
     }
     k->ct_tp_src = orig->src_port;
     k->ct_tp_dst = orig->dst_port;
+}
+
+/* True if an earlier ct() of 'zone' tracked the packet of 'k' in the
+ * connection whose original tuple is 'orig' (the conntrack fields of 'k'
+ * say so): as the kernel datapath keeps the packet's connection from one
+ * ct() to the next of the same zone (skb_nfct_cached()), and its TCP
+ * tracker saw the packet once, the TCP state does not move again. */
+static __always_inline bool
+ovs_bpf_ct_cached(const struct ovs_bpf_flow_key *k, __u16 zone,
+                  const struct ovs_bpf_ct_tp_conn *orig, bool ipv6)
+{
+    if ((k->ct_state & (OVS_BPF_CS_TRACKED | OVS_BPF_CS_INVALID))
+        != OVS_BPF_CS_TRACKED
+        || k->ct_zone != zone || k->ct_nw_proto != orig->proto
+        || k->ct_tp_src != orig->src_port || k->ct_tp_dst != orig->dst_port) {
+        return false;
+    }
+    if (ipv6) {
+        __u32 a[4], b[4], diff = 0;
+
+        __builtin_memcpy(a, k->ct_ipv6_src, 16);
+        __builtin_memcpy(b, k->ct_ipv6_dst, 16);
+        for (int i = 0; i < 4; i++) {
+            diff |= (a[i] ^ orig->src[i]) | (b[i] ^ orig->dst[i]);
+        }
+        return !diff;
+    }
+    return k->ct_nw_src == orig->src[0] && k->ct_nw_dst == orig->dst[0];
 }
 
 /* Zeroes the conntrack fields of 'k' (ct_clear, and before ct()). */
@@ -555,7 +614,8 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     int manip;
 
     if (!(act->flags & (OVS_BPF_CT_F_NAT_SRC | OVS_BPF_CT_F_NAT_DST))
-        || !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6) {
+        || (!(act->flags & OVS_BPF_CT_F_NAT_ZERO)
+            && !(act->flags & OVS_BPF_CT_F_NAT_IPV6) != !ipv6)) {
         /* Without NAT (or with a binding of the other IP version, which
          * cannot be made), a clash is the same connection, committed by
          * another CPU: what commit asks for. */
@@ -629,11 +689,14 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct nf_conn___ovs *ct;
     __u32 tlen, state;
     bool ipv6, reply, natted = false;
+    __u8 tcp_old = OVS_BPF_TCPS_NONE, tcp_new = OVS_BPF_TCPS_KEEP;
     __u8 labels[16];
 
     act = *actp;
     k = &s->key;
     state = OVS_BPF_CS_TRACKED;
+    s->upcall.ct_tcp_old = 0;
+    s->upcall.ct_tcp_new = 0;
 
     ipv6 = k->eth_type == bpf_htons(0x86dd);
     if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
@@ -660,18 +723,35 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         }
         return OVS_BPF_CT_TO_SLOW_PATH;
     }
+    if (ct) {
+        /* The entry's original tuple, read once: the key of its timeout
+         * policy and the key's original tuple. */
+        ovs_bpf_ct_tp_conn_key(&orig, ct, act.zone, k->nw_proto, ipv6);
+        if (k->nw_proto == IPPROTO_TCP
+            && !ovs_bpf_ct_cached(k, act.zone, &orig, ipv6)) {
+            /* The move of its TCP state (see "TCP connection states" in
+             * datapath-abi.h), which ovs-vswitchd writes. */
+            tcp_old = ct->proto.tcp.state;
+            tcp_new = ovs_bpf_tcp_next(tcp_old,
+                                       opts.dir == OVS_BPF_IP_CT_DIR_REPLY,
+                                       bpf_ntohs(k->tcp_flags));
+        }
+    }
     /* The lookup arguments come from the packet's fields, not the key's
      * conntrack fields, so clearing them after the lookup is the same. */
     ovs_bpf_ct_clear_key(k);
     k->ct_zone = act.zone;
-    if (ct && opts.dir == OVS_BPF_IP_CT_DIR_REPLY
-        && (act.flags & OVS_BPF_CT_F_FORCE)) {
-        /* ct(force_commit) of a packet of the reply direction: the
-         * connection is ended, and a new one in this packet's direction
-         * committed below.  There is no kfunc to delete a connection: it
-         * expires now, and the next lookup of its tuple (the kernel's
-         * lookup collects expired connections it meets) takes it out of
-         * the table before the new one goes in. */
+    if (ct && ((opts.dir == OVS_BPF_IP_CT_DIR_REPLY
+                && (act.flags & OVS_BPF_CT_F_FORCE))
+               || tcp_new == OVS_BPF_TCPS_REOPEN)) {
+        /* ct(force_commit) of a packet of the reply direction, or a SYN
+         * that reopens a closed TCP connection: the connection is ended,
+         * and the packet is that of a new one, in its direction, committed
+         * below if the action commits (the kernel's TCP tracker kills the
+         * old one and tracks the SYN afresh).  There is no kfunc to delete
+         * a connection: it expires now, and the next lookup of its tuple
+         * (the kernel's lookup collects expired connections it meets)
+         * takes it out of the table before the new one goes in. */
         bpf_ct_change_timeout(ct, 0);
         bpf_ct_release(ct);
         opts.error = 0;
@@ -682,6 +762,8 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             ct = NULL;
         }
         opts.error = 0;
+        tcp_old = OVS_BPF_TCPS_NONE;
+        tcp_new = OVS_BPF_TCPS_KEEP;
     }
 
     if (ct) {
@@ -709,11 +791,13 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         } else {
             ovs_bpf_ct_labels(ct, k->ct_label);
         }
-        /* The entry's original tuple, read once: the key of its timeout
-         * policy and the key's original tuple. */
-        ovs_bpf_ct_tp_conn_key(&orig, ct, act.zone, k->nw_proto, ipv6);
+        /* The timeout of the state the connection goes to (if ovs-vswitchd
+         * fails to write the state, that of the state it keeps is set by
+         * its next packet). */
         bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
                                       k, replied, false,
+                                      tcp_new < OVS_BPF_N_TCPS ? tcp_new
+                                                               : tcp_old,
                                       ovs_bpf_ct_tp_of(&orig)));
         ovs_bpf_ct_orig_tuple_of(k, ipv6, &orig);
         if (act.flags & OVS_BPF_CT_F_NAT) {
@@ -742,7 +826,9 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             cz = ovs_bpf_ct_zone_reserve(act.zone, &full);
             if (full
                 || !ovs_bpf_ct_commit(skb, &t, tlen, &opts, &act, k,
-                                      ovs_bpf_ct_timeout(k, false, true, tp),
+                                      ovs_bpf_ct_timeout(
+                                          k, false, true,
+                                          OVS_BPF_TCPS_NONE, tp),
                                       ipv6, &nat, &natted, cz)) {
                 /* As the kernel datapath: a packet whose connection cannot
                  * be committed (nf_conntrack_max or the zone's limit
@@ -751,6 +837,13 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                 return TC_ACT_SHOT;
             }
             k->ct_mark = act.mark & act.mark_mask;
+            if (k->nw_proto == IPPROTO_TCP) {
+                /* bpf_skb_ct_alloc() zeroes the TCP state: the packet
+                 * gives the connection its first one (the SYN's
+                 * SYN_SENT). */
+                tcp_new = ovs_bpf_tcp_next(OVS_BPF_TCPS_NONE, false,
+                                           bpf_ntohs(k->tcp_flags));
+            }
         }
         /* A new connection's original tuple is the packet's (before NAT).
          * (An invalid packet has no connection, so no original tuple.) */
@@ -764,23 +857,24 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         state |= nat.cs;
     }
     k->ct_state = state;
+    if (tcp_new < OVS_BPF_N_TCPS && tcp_new != tcp_old) {
+        /* For ovs_bpf_act_ct__(), which sends the packet up. */
+        s->upcall.ct_tcp_old = tcp_old;
+        s->upcall.ct_tcp_new = tcp_new;
+    }
     return 0;
 }
 
 /* OVS_BPF_ACTION_CT. */
 static __always_inline int
-ovs_bpf_act_ct__(struct __sk_buff *skb)
+ovs_bpf_act_ct__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 struct ovs_bpf_action *a, __u32 idx)
 {
     const struct ovs_bpf_act_ct_label *lbl = NULL;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a, *arg;
-    __u32 idx, next;
+    struct ovs_bpf_action *arg;
+    __u32 next;
     int ret;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     next = idx + 1;
     if (a->u.ct.flags & OVS_BPF_CT_F_LABEL) {
         /* The labels are in the argument slot after this one (see
@@ -798,28 +892,28 @@ ovs_bpf_act_ct__(struct __sk_buff *skb)
      * commits with labels to write (ovs_bpf_ct_apply() says which).  The
      * key's conntrack fields go up as they are: ovs-vswitchd finds the
      * connection of an earlier ct() of the packet from them. */
+    s->upcall.ct_tcp_new = 0;
     ret = (ovs_bpf_ct_is_slow(&s->key) ? OVS_BPF_CT_TO_SLOW_PATH
            : ovs_bpf_ct_apply(skb, s, &a->u.ct, lbl));
     if (ret == OVS_BPF_CT_TO_SLOW_PATH) {
+        s->upcall.ct_tcp_new = 0;
         return ovs_bpf_ct_slow_path(skb, s, idx);
     } else if (ret) {
         return TC_ACT_SHOT;
+    } else if (s->upcall.ct_tcp_new) {
+        /* The packet moves its TCP connection to another state: up, for
+         * ovs-vswitchd to write it, and on with the actions after the
+         * ct() (bpf/ct-slow.h). */
+        return ovs_bpf_ct_slow_path(skb, s, idx);
     }
     return ovs_bpf_run_actions(skb, s, next);
 }
 
 /* OVS_BPF_ACTION_CT_CLEAR. */
 static __always_inline int
-ovs_bpf_act_ct_clear__(struct __sk_buff *skb)
+ovs_bpf_act_ct_clear__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
-
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     ovs_bpf_ct_clear_key(&s->key);
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }

@@ -37,16 +37,11 @@
  * actions in the scratch area, so it must be the last action (as ofproto
  * emits it); the kernel datapath would clone the packet otherwise. */
 static __always_inline int
-ovs_bpf_act_recirc__(struct __sk_buff *skb)
+ovs_bpf_act_recirc__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                     struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, depth;
+    __u32 depth;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     depth = skb->cb[OVS_BPF_CB_RECIRC];
     if (depth >= OVS_BPF_MAX_RECIRC) {
         return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
@@ -87,17 +82,12 @@ ovs_bpf_hash_finish(__u32 h)
  * fine because dp_hash is only matched after the datapath has set it.
  * 0 is reserved for "not set", so a hash of 0 becomes 1. */
 static __always_inline int
-ovs_bpf_act_hash__(struct __sk_buff *skb)
+ovs_bpf_act_hash__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                   struct ovs_bpf_action *a, __u32 idx)
 {
     struct ovs_bpf_flow_key *k;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, h;
+    __u32 h;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     k = &s->key;
     if (a->u.hash.alg == OVS_BPF_HASH_ALG_SYM_L4) {
         __u32 addrs = k->ipv4_src ^ k->ipv4_dst;
@@ -119,29 +109,25 @@ ovs_bpf_act_hash__(struct __sk_buff *skb)
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 
-/* OVS_BPF_ACTION_SET_PRIORITY and _SET_MARK (masked). */
-static __always_inline int
-ovs_bpf_act_set_meta(struct __sk_buff *skb, bool mark)
+/* OVS_BPF_ACTION_SET_PRIORITY and, with 'mark', _SET_MARK (masked).  Also
+ * run by the lookup program (see ovs_bpf_run_leading_step()).  Cannot
+ * fail: returns true. */
+static __always_inline bool
+ovs_bpf_set_meta(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 const struct ovs_bpf_act_meta *m, bool mark)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, v;
+    __u32 v;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (mark) {
-        v = (skb->mark & ~a->u.meta.mask) | (a->u.meta.value & a->u.meta.mask);
+        v = (skb->mark & ~m->mask) | (m->value & m->mask);
         skb->mark = v;
         s->key.skb_mark = v;
     } else {
-        v = (skb->priority & ~a->u.meta.mask)
-            | (a->u.meta.value & a->u.meta.mask);
+        v = (skb->priority & ~m->mask) | (m->value & m->mask);
         skb->priority = v;
         s->key.skb_priority = v;
     }
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return true;
 }
 
 #endif /* BPF_ACTIONS_META_H */

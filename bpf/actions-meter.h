@@ -87,19 +87,14 @@ _Static_assert((OVS_BPF_MAX_METER_BANDS & (OVS_BPF_MAX_METER_BANDS - 1))
                == 0, "band indexes are bounded with a mask");
 
 static __always_inline int
-ovs_bpf_act_meter__(struct __sk_buff *skb)
+ovs_bpf_act_meter__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     struct ovs_bpf_meter *m;
-    __u32 idx, id, len;
+    __u32 id, len;
     __u64 now;
     int exceeded;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     id = a->u.meter.id;
     m = bpf_map_lookup_elem(&meters, &id);
     if (!m) {

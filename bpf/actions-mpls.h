@@ -219,21 +219,16 @@ ovs_bpf_mpls_done(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
 /* OVS_BPF_ACTION_PUSH_MPLS. */
 static __always_inline int
-ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
+ovs_bpf_act_push_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                        struct ovs_bpf_action *a, __u32 idx)
 {
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     struct ovs_bpf_vlan_tag vlan;
-    __u32 idx, n_tags;
+    __u32 n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
     __be32 lse;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     eth_type = a->u.mpls.eth_type;
     lse = a->u.mpls.lse;
     if (s->clone_active || !ovs_bpf_mpls_tags(s, &n_tags)
@@ -260,20 +255,15 @@ ovs_bpf_act_push_mpls__(struct __sk_buff *skb)
 /* OVS_BPF_ACTION_POP_MPLS.  A packet that is not MPLS is left alone, as
  * odp_execute_actions() does. */
 static __always_inline int
-ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
+ovs_bpf_act_pop_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
 {
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     struct ovs_bpf_vlan_tag vlan;
-    __u32 idx, n_tags;
+    __u32 n_tags;
     __u8 buf[16] = { 0 };
     __be16 eth_type;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (!ovs_bpf_eth_type_mpls(s->key.eth_type)) {
         return ovs_bpf_run_actions(skb, s, idx + 1);
     }
@@ -304,17 +294,12 @@ ovs_bpf_act_pop_mpls__(struct __sk_buff *skb)
 /* OVS_BPF_ACTION_SET_MPLS: the outermost label stack entry, masked.  A
  * packet that is not MPLS is left alone, as odp_execute_actions() does. */
 static __always_inline int
-ovs_bpf_act_set_mpls__(struct __sk_buff *skb)
+ovs_bpf_act_set_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, off;
+    __u32 off;
     __be32 lse;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     off = s->l3_ofs;
     if (!ovs_bpf_eth_type_mpls(s->key.eth_type)
         || bpf_skb_load_bytes(skb, off, &lse, 4)) {

@@ -53,17 +53,11 @@ ovs_bpf_apply_trunc(struct __sk_buff *skb, bool last)
 /* OVS_BPF_ACTION_OUTPUT: runs this slot and every OUTPUT slot right after
  * it in one program, so flooding to N ports costs one tail call, not N. */
 static __always_inline int
-ovs_bpf_act_output__(struct __sk_buff *skb)
+ovs_bpf_act_output__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                     struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
     int i;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
         bool last;
         int ret;
@@ -94,16 +88,11 @@ ovs_bpf_act_output__(struct __sk_buff *skb)
 /* OVS_BPF_ACTION_USERSPACE: an OVS_BPF_UPCALL_ACTION upcall with the
  * action's userdata; the chain goes on with the (unchanged) packet. */
 static __always_inline int
-ovs_bpf_act_userspace__(struct __sk_buff *skb)
+ovs_bpf_act_userspace__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                        struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, len;
+    __u32 len;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     len = a->u.userspace.userdata_len;
     s->upcall.userdata_len = len < OVS_BPF_USERDATA_LEN
                              ? len : OVS_BPF_USERDATA_LEN;
@@ -116,16 +105,9 @@ ovs_bpf_act_userspace__(struct __sk_buff *skb)
 
 /* OVS_BPF_ACTION_TRUNC: remembered for the next output only. */
 static __always_inline int
-ovs_bpf_act_trunc__(struct __sk_buff *skb)
+ovs_bpf_act_trunc__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
-
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     skb->cb[OVS_BPF_CB_TRUNC] = a->u.trunc.max_len;
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }

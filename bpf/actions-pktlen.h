@@ -40,16 +40,11 @@
 #define OVS_BPF_VLAN_HLEN 4
 
 static __always_inline int
-ovs_bpf_act_check_pkt_len__(struct __sk_buff *skb)
+ovs_bpf_act_check_pkt_len__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                            struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, len, n_gt;
+    __u32 len, n_gt;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     len = skb->len + (skb->vlan_present ? OVS_BPF_VLAN_HLEN : 0);
     n_gt = a->u.check_pkt_len.n_gt;
     if (n_gt >= OVS_BPF_MAX_ACTIONS) {

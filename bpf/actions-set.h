@@ -59,38 +59,35 @@ ovs_bpf_is_ipv6(const struct ovs_bpf_scratch *s)
     return s->key.eth_type == bpf_htons(ETH_P_IPV6) && s->l4_ofs;
 }
 
-/* OVS_BPF_ACTION_SET_ETH. */
-static __always_inline int
-ovs_bpf_act_set_eth__(struct __sk_buff *skb)
+/* OVS_BPF_ACTION_SET_ETH: rewrites the Ethernet addresses of the packet and
+ * of the key as 'e' says.  Returns false if the packet could not be
+ * changed, which the caller counts as a failure of the action; a packet
+ * too short for an Ethernet header is left as it is.  Also run by the
+ * lookup program (see ovs_bpf_run_leading_step()). */
+static __always_inline bool
+ovs_bpf_set_eth(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                const struct ovs_bpf_act_eth *e)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     __u8 mac[12];
-    __u32 idx;
     int i;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (bpf_skb_load_bytes(skb, 0, mac, sizeof mac)) {
-        return ovs_bpf_run_actions(skb, s, idx + 1);    /* No Ethernet. */
+        return true;            /* No Ethernet. */
     }
 #pragma unroll
     for (i = 0; i < 6; i++) {
-        mac[i] = OVS_BPF_MASKED(mac[i], a->u.eth.dst[i], a->u.eth.dst_mask[i]);
-        mac[6 + i] = OVS_BPF_MASKED(mac[6 + i], a->u.eth.src[i],
-                                    a->u.eth.src_mask[i]);
+        mac[i] = OVS_BPF_MASKED(mac[i], e->dst[i], e->dst_mask[i]);
+        mac[6 + i] = OVS_BPF_MASKED(mac[6 + i], e->src[i], e->src_mask[i]);
     }
     /* No checksum covers the Ethernet header, and skb->csum of a
      * CHECKSUM_COMPLETE packet starts after it: no csum flag. */
     if (!ovs_bpf_may_write(s, sizeof mac)
         || bpf_skb_store_bytes(skb, 0, mac, sizeof mac, 0)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_ETH);
+        return false;
     }
     __builtin_memcpy(s->key.eth_dst, mac, 6);
     __builtin_memcpy(s->key.eth_src, mac + 6, 6);
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return true;
 }
 
 /* Rewrites the IPv4 address at 'off' ('key_addr' is its copy in the key)
@@ -118,19 +115,14 @@ ovs_bpf_set_ipv4_addr(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
 /* OVS_BPF_ACTION_SET_IPV4: addresses, TOS, TTL. */
 static __always_inline int
-ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
+ovs_bpf_act_set_ipv4__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
 {
     struct ovs_bpf_act_ipv4 *act;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     __u8 ip[20];
-    __u32 idx, l3;
+    __u32 l3;
     __be16 old16, new16;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     act = &a->u.ipv4;
     l3 = s->l3_ofs;
     if (!ovs_bpf_is_ipv4(s) || bpf_skb_load_bytes(skb, l3, ip, sizeof ip)) {
@@ -184,20 +176,14 @@ ovs_bpf_act_set_ipv4__(struct __sk_buff *skb)
 /* OVS_BPF_ACTION_SET_IPV6_SRC and _DST: 'off' is 8 or 24 in the IPv6
  * header; the L4 checksum covers both addresses in its pseudo header. */
 static __always_inline int
-ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
+ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                      struct ovs_bpf_action *a, __u32 idx, __u32 off)
 {
     __u32 type = (off == 8 ? OVS_BPF_ACTION_SET_IPV6_SRC
                   : OVS_BPF_ACTION_SET_IPV6_DST);
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     __be32 old[4], new[4];
-    __u32 idx;
     int i;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (!ovs_bpf_is_ipv6(s)
         || bpf_skb_load_bytes(skb, s->l3_ofs + off, old, sizeof old)) {
         return ovs_bpf_run_actions(skb, s, idx + 1);
@@ -229,18 +215,13 @@ ovs_bpf_set_ipv6_addr(struct __sk_buff *skb, __u32 off)
 /* OVS_BPF_ACTION_SET_IPV6_MISC: flow label, traffic class, hop limit; no
  * checksum covers them. */
 static __always_inline int
-ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
+ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                            struct ovs_bpf_action *a, __u32 idx)
 {
     struct ovs_bpf_act_ipv6_misc *act;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, w, nw, label, label_mask;
+    __u32 w, nw, label, label_mask;
     __u8 hdr[8], tclass;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     act = &a->u.ipv6_misc;
     if (!ovs_bpf_is_ipv6(s)
         || bpf_skb_load_bytes(skb, s->l3_ofs, hdr, sizeof hdr)) {
@@ -268,19 +249,13 @@ ovs_bpf_act_set_ipv6_misc__(struct __sk_buff *skb)
 
 /* OVS_BPF_ACTION_SET_TCP and _UDP: ports. */
 static __always_inline int
-ovs_bpf_set_l4_ports(struct __sk_buff *skb, __u8 nw_proto)
+ovs_bpf_set_l4_ports(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                     struct ovs_bpf_action *a, __u32 idx, __u8 nw_proto)
 {
     __u32 type = (nw_proto == IPPROTO_TCP ? OVS_BPF_ACTION_SET_TCP
                   : OVS_BPF_ACTION_SET_UDP);
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     __be16 ports[2], src, dst;
-    __u32 idx;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (s->key.nw_proto != nw_proto || !ovs_bpf_has_l4(skb, s)
         || (!ovs_bpf_is_ipv4(s) && !ovs_bpf_is_ipv6(s))
         || bpf_skb_load_bytes(skb, s->l4_ofs, ports, sizeof ports)) {

@@ -35,18 +35,12 @@
  * packet yet: an output to a port that is not a tunnel ignores it, as in
  * the kernel datapath. */
 static __always_inline int
-ovs_bpf_act_set_tunnel__(struct __sk_buff *skb)
+ovs_bpf_act_set_tunnel__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                         struct ovs_bpf_action *a, __u32 idx)
 {
     const struct ovs_bpf_act_tunnel *t;
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
     struct bpf_tunnel_key *tk;
-    __u32 idx;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     t = &a->u.tunnel;
     tk = &s->tun_key;
     __builtin_memset(tk, 0, sizeof *tk);
@@ -76,16 +70,9 @@ ovs_bpf_act_set_tunnel__(struct __sk_buff *skb)
  * behind the Ethernet header, and the same redirect would then take off
  * the first bytes of the IP header.) */
 static __always_inline int
-ovs_bpf_act_pop_eth__(struct __sk_buff *skb)
+ovs_bpf_act_pop_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                      struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx;
-
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (skb->vlan_present || skb->cb[OVS_BPF_CB_NO_ETH]
         || (skb->protocol != bpf_htons(ETH_P_IP)
             && skb->protocol != bpf_htons(ETH_P_IPV6))) {

@@ -46,61 +46,51 @@ ovs_bpf_shift_l3(struct ovs_bpf_scratch *s, int delta)
     }
 }
 
-/* OVS_BPF_ACTION_PUSH_VLAN. */
-static __always_inline int
-ovs_bpf_act_push_vlan__(struct __sk_buff *skb)
+/* OVS_BPF_ACTION_PUSH_VLAN: pushes the tag of 'pv' on the packet and in
+ * the key.  Returns false if it cannot, which the caller counts as a
+ * failure of the action.  Also run by the lookup program (see
+ * ovs_bpf_run_leading_step()). */
+static __always_inline bool
+ovs_bpf_push_vlan(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                  const struct ovs_bpf_act_push_vlan *pv)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, len = skb->len;
+    __u32 len = skb->len;
     __u16 tci;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
-    if (s->clone_active) {
+    if (s->clone_active && skb->vlan_present) {
         /* The clone program can restore a changed metadata tag but not a
          * tag moved into the bytes; only allow the first case. */
-        if (skb->vlan_present) {
-            return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_VLAN);
-        }
+        return false;
     }
-    tci = bpf_ntohs(a->u.push_vlan.tci) & ~OVS_BPF_VLAN_CFI;
-    if (bpf_skb_vlan_push(skb, a->u.push_vlan.tpid, tci)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_VLAN);
+    tci = bpf_ntohs(pv->tci) & ~OVS_BPF_VLAN_CFI;
+    if (bpf_skb_vlan_push(skb, pv->tpid, tci)) {
+        return false;
     }
     ovs_bpf_shift_l3(s, (int) skb->len - (int) len);
     s->key.vlans[1] = s->key.vlans[0];
-    s->key.vlans[0].tpid = a->u.push_vlan.tpid;
+    s->key.vlans[0].tpid = pv->tpid;
     s->key.vlans[0].tci = bpf_htons(tci | OVS_BPF_VLAN_CFI);
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return true;
 }
 
-/* OVS_BPF_ACTION_POP_VLAN. */
-static __always_inline int
-ovs_bpf_act_pop_vlan__(struct __sk_buff *skb)
+/* OVS_BPF_ACTION_POP_VLAN, as ovs_bpf_push_vlan(). */
+static __always_inline bool
+ovs_bpf_pop_vlan(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
-    struct ovs_bpf_scratch *s;
-    struct ovs_bpf_action *a;
-    __u32 idx, len = skb->len;
+    __u32 len = skb->len;
 
-    a = ovs_bpf_action_begin(skb, &s, &idx);
-    if (!a) {
-        return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
-    }
     if (s->clone_active && !skb->vlan_present) {
         /* Would change the bytes. */
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_VLAN);
+        return false;
     }
     if (bpf_skb_vlan_pop(skb)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_VLAN);
+        return false;
     }
     ovs_bpf_shift_l3(s, (int) skb->len - (int) len);
     s->key.vlans[0] = s->key.vlans[1];
     s->key.vlans[1].tpid = 0;
     s->key.vlans[1].tci = 0;
-    return ovs_bpf_run_actions(skb, s, idx + 1);
+    return true;
 }
 
 #endif /* BPF_ACTIONS_VLAN_H */

@@ -22,14 +22,18 @@
  * (TC_ACT_SHOT), at an OVS_BPF_ACTION_END slot or after the last slot;
  * a final OUTPUT returns TC_ACT_REDIRECT instead, and is done by the
  * program before it, without a tail call, when no trunc() or clone() is
- * pending.  A chain that ends without
- * having run an OUTPUT or USERSPACE action (no actions at all, for
- * example) is the drop the flow asked for, OVS_BPF_DROP_FLOW_DROP.
+ * pending.  The leading slots of a chain that are set_eth, push_vlan,
+ * pop_vlan or sets of skb_priority and skb_mark are run by the lookup
+ * program itself (ovs_bpf_run_flow() in bpf/lookup.h): the common flows,
+ * a few rewrites and an output, take no tail call at all.  A chain that
+ * ends without having run an OUTPUT or USERSPACE action (no actions at
+ * all, for example) is the drop the flow asked for,
+ * OVS_BPF_DROP_FLOW_DROP.
  *
- * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one
- * for the first action, one per later slot (a run of OUTPUT slots counts
- * once; a final OUTPUT done without one, none), one per recirculation and
- * one per clone() restore.  A chain that
+ * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one for
+ * the first slot that the lookup program does not run, one per later slot
+ * (a run of OUTPUT slots counts once; a final OUTPUT done without one,
+ * none), one per recirculation and one per clone() restore.  A chain that
  * needs more fails its tail call and is dropped as OVS_BPF_DROP_TAIL_CALL.
  *
  * An action that fails, or refuses what it cannot do, drops the packet and
@@ -251,6 +255,43 @@ ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
     *idxp = idx;
     return ovs_bpf_slot(s, idx);
 }
+
+/* The end of an action program that did its slot 'idx' if 'ok': goes on
+ * with the next slot, or else drops the packet as a failure of an action
+ * of 'type'.  For the actions that the lookup program also runs, whose
+ * functions say only whether they did it. */
+static __always_inline int
+ovs_bpf_action_next(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    __u32 idx, bool ok, __u32 type)
+{
+    if (!ok) {
+        return ovs_bpf_action_failed(type);
+    }
+    return ovs_bpf_run_actions(skb, s, idx + 1);
+}
+
+/* Defines ovs_bpf_act_NAME, the program of an action type, whose work is
+ * BODY: an expression over 'skb', 's' (the scratch area), 'a' (the slot
+ * being run) and 'idx' (its index), which returns the program's verdict.
+ * The prologue, the same for every action, is here once: fetch the scratch
+ * area and the slot, or drop the packet as OVS_BPF_DROP_INTERNAL.  The
+ * functions that implement the actions (bpf/actions-*.h) take those four
+ * arguments. */
+#define OVS_BPF_ACTION_PROG(NAME, BODY)                                 \
+    SEC("tc")                                                           \
+    int                                                                 \
+    ovs_bpf_act_##NAME(struct __sk_buff *skb)                           \
+    {                                                                   \
+        struct ovs_bpf_scratch *s;                                      \
+        struct ovs_bpf_action *a;                                       \
+        __u32 idx;                                                      \
+                                                                        \
+        a = ovs_bpf_action_begin(skb, &s, &idx);                        \
+        if (!a) {                                                       \
+            return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);                 \
+        }                                                               \
+        return BODY;                                                    \
+    }
 
 /* To be called before an action changes packet bytes [0, 'end').  Inside
  * a clone() the clone program restores the packet from a snapshot of its

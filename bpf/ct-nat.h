@@ -142,6 +142,16 @@ ovs_bpf_ct_nat_candidate(const struct ovs_bpf_act_ct *act,
     off = ((__u64) (ahash >> 8) + i / nports) % naddrs;
 
     __builtin_memset(addr, 0, sizeof *addr);
+    if (act->flags & OVS_BPF_CT_F_NAT_ZERO) {
+        /* All-zero SNAT: the packet's source address, whose port the
+         * kernel changes only if the tuple clashes. */
+        if (ipv6) {
+            __builtin_memcpy(addr->ip6, k->ipv6_src, 16);
+        } else {
+            addr->ip = k->ipv4_src;
+        }
+        return true;
+    }
     if (!ipv6) {
         addr->ip = bpf_htonl(bpf_ntohl(act->nat_addr.ipv4) + (__u32) off);
         return true;

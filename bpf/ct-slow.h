@@ -67,7 +67,11 @@ ovs_bpf_ct_is_slow(const struct ovs_bpf_flow_key *k)
 }
 
 /* Sends the packet of 's' up for the ct() in slot 'idx' and the actions
- * after it, and returns the program's verdict. */
+ * after it, and returns the program's verdict.  With 's->upcall.ct_tcp_new'
+ * nonzero, the ct() ran here already, and the packet goes up only for
+ * ovs-vswitchd to write its connection's new TCP state (see "TCP
+ * connection states" in datapath-abi.h): counted as ct_tcp_state, not
+ * ct_slow_path. */
 static __always_inline int
 ovs_bpf_ct_slow_path(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                      __u32 idx)
@@ -76,7 +80,8 @@ ovs_bpf_ct_slow_path(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
     u->ct_slot = idx;
     u->ct_end = s->clone_active ? s->clone_end : s->n_actions;
-    ovs_bpf_count(OVS_BPF_STAT_CT_SLOW_PATH);
+    ovs_bpf_count(u->ct_tcp_new ? OVS_BPF_STAT_CT_TCP_STATE
+                                : OVS_BPF_STAT_CT_SLOW_PATH);
     ovs_bpf_upcall__(skb, s, OVS_BPF_UPCALL_CT,
                      sizeof s->upcall + sizeof s->actions);
     skb->cb[OVS_BPF_CB_SENT] = 1;

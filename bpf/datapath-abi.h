@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 11
+#define OVS_BPF_ABI_VERSION 12
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -517,6 +517,11 @@ struct ovs_bpf_act_ct {
 #define OVS_BPF_CT_F_NAT_PERSISTENT (1u << 6)
 #define OVS_BPF_CT_F_NAT_IPV6 (1u << 7)     /* 'nat_addr' is IPv6. */
 #define OVS_BPF_CT_F_LABEL (1u << 8)        /* A CT_LABEL slot follows. */
+/* nat(src=0.0.0.0) or nat(src=::), all-zero SNAT: the packet's own source
+ * address is the range ('nat_addr' is zero), so that the kernel keeps the
+ * address and changes the port only if the tuple clashes, as the kernel
+ * datapath does. */
+#define OVS_BPF_CT_F_NAT_ZERO (1u << 9)
 
 /* OVS_BPF_ACTION_CT_LABEL: the labels of the ct() in the slot before it
  * (both as OVS's ovs_u128 in memory), never an action of its own.  An
@@ -706,7 +711,10 @@ struct ovs_bpf_port {
                     "Packets of userspace-only flows.")                    \
     OVS_BPF_DP_STAT(CT_SLOW_PATH, "ct_slow_path",                          \
                     "Packets that ct() sent to ovs-vswitchd: protocols "   \
-                    "the conntrack kfuncs do not track (ICMP...).")
+                    "the conntrack kfuncs do not track (ICMP...).")        \
+    OVS_BPF_DP_STAT(CT_TCP_STATE, "ct_tcp_state",                          \
+                    "TCP packets that ct() sent to ovs-vswitchd to write " \
+                    "the new state of their connection.")
 
 /* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {
@@ -885,7 +893,14 @@ struct ovs_bpf_upcall {
     __be16 vlan_tci;
     __be16 vlan_proto;
     __be16 l3_type;             /* OVS_BPF_UPCALL_L3 only: skb->protocol. */
-    __u16 pad_l3;
+    /* OVS_BPF_UPCALL_CT only: nonzero 'ct_tcp_new' means that the ct() ran
+     * in BPF (the conntrack fields of 'key_meta' are its result) and that
+     * the packet's TCP connection goes from state 'ct_tcp_old' to
+     * 'ct_tcp_new' (enum ovs_bpf_tcp_state), which ovs-vswitchd writes
+     * into the connection before it sends the packet on with the actions
+     * after the ct().  Zero: the ct() itself is for ovs-vswitchd. */
+    __u8 ct_tcp_old;
+    __u8 ct_tcp_new;
     __u32 flags;                /* enum ovs_bpf_upcall_flags. */
     __u16 csum_start;           /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
@@ -974,18 +989,23 @@ struct ovs_bpf_downcall {
  * a timeout policy (ovs-vsctl add-zone-tp, CT_DPIF_TP_ATTR_* of OVS's
  * lib/ct-dpif.h) that gives its timeout, and the kernel's default in
  * seconds (nf_conntrack_*_timeout*) for a connection without a policy or a
- * policy without that attribute.  No TCP window or state tracking: a TCP
- * connection is "new" until a reply, then established, unless its last
- * packet had a FIN (closing) or an RST (closed), as lib/conntrack.c's
- * coarser states map onto the same attributes.  The other TCP attributes
- * (syn_recv, close_wait, last_ack, time_wait, syn_sent2, retransmit,
- * unack) name states that nothing here sees, and have no effect. */
+ * policy without that attribute.  A TCP connection takes the timeout of
+ * its state (enum ovs_bpf_tcp_state below); one whose state is not known
+ * (TCP_CONNTRACK_NONE: the write of its first state is under way) is
+ * "new" until a reply, then established, unless its last packet had a FIN
+ * (closing) or an RST (closed).  The TCP attributes retransmit and unack
+ * name what needs TCP window tracking, which there is not: no effect. */
 #define OVS_BPF_CT_TP_STATES                                              \
     /*            state         policy attribute  default */             \
     OVS_BPF_CT_TP(TCP_NEW,      TCP_SYN_SENT,     120)                   \
     OVS_BPF_CT_TP(TCP_EST,      TCP_ESTABLISHED,  432000)                \
     OVS_BPF_CT_TP(TCP_FIN,      TCP_FIN_WAIT,     120)                   \
     OVS_BPF_CT_TP(TCP_RST,      TCP_CLOSE,        10)                    \
+    OVS_BPF_CT_TP(TCP_SYN_RECV, TCP_SYN_RECV,     60)                    \
+    OVS_BPF_CT_TP(TCP_CLOSE_WAIT, TCP_CLOSE_WAIT, 60)                    \
+    OVS_BPF_CT_TP(TCP_LAST_ACK, TCP_LAST_ACK,     30)                    \
+    OVS_BPF_CT_TP(TCP_TIME_WAIT, TCP_TIME_WAIT,   120)                   \
+    OVS_BPF_CT_TP(TCP_SYN_SENT2, TCP_SYN_SENT2,   120)                   \
     OVS_BPF_CT_TP(UDP_FIRST,    UDP_FIRST,        30)  /* The commit. */ \
     OVS_BPF_CT_TP(UDP_SINGLE,   UDP_SINGLE,       30)  /* Unreplied. */  \
     OVS_BPF_CT_TP(UDP_MULTIPLE, UDP_MULTIPLE,     120) /* Replied. */    \
@@ -998,6 +1018,130 @@ enum ovs_bpf_ct_tp_state {
 #undef OVS_BPF_CT_TP
     OVS_BPF_N_CT_TP_STATES
 };
+
+/* ------------------------------------------------------------------ */
+/* TCP connection states.                                             */
+/* ------------------------------------------------------------------ */
+
+/* The states of a TCP connection in the kernel's conntrack (enum
+ * tcp_conntrack of include/uapi/linux/netfilter/nf_conntrack_tcp.h, with
+ * its values), which the BPF programs read from the connection
+ * (ct->proto.tcp.state) and ovs-vswitchd writes through ctnetlink
+ * (CTA_PROTOINFO_TCP_STATE), each with the state of a timeout policy that
+ * gives its timeout (NONE: see OVS_BPF_CT_TP_STATES). */
+#define OVS_BPF_TCP_STATES                            \
+    OVS_BPF_TCP_STATE(NONE,        TCP_NEW)           \
+    OVS_BPF_TCP_STATE(SYN_SENT,    TCP_NEW)           \
+    OVS_BPF_TCP_STATE(SYN_RECV,    TCP_SYN_RECV)      \
+    OVS_BPF_TCP_STATE(ESTABLISHED, TCP_EST)           \
+    OVS_BPF_TCP_STATE(FIN_WAIT,    TCP_FIN)           \
+    OVS_BPF_TCP_STATE(CLOSE_WAIT,  TCP_CLOSE_WAIT)    \
+    OVS_BPF_TCP_STATE(LAST_ACK,    TCP_LAST_ACK)      \
+    OVS_BPF_TCP_STATE(TIME_WAIT,   TCP_TIME_WAIT)     \
+    OVS_BPF_TCP_STATE(CLOSE,       TCP_RST)           \
+    OVS_BPF_TCP_STATE(SYN_SENT2,   TCP_SYN_SENT2)
+
+enum ovs_bpf_tcp_state {
+#define OVS_BPF_TCP_STATE(NAME, TP) OVS_BPF_TCPS_##NAME,
+    OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
+    OVS_BPF_N_TCPS,
+    /* What ovs_bpf_tcp_next() returns besides a state: */
+    OVS_BPF_TCPS_KEEP = OVS_BPF_N_TCPS, /* The state does not change. */
+    OVS_BPF_TCPS_REOPEN,                /* The packet ends the connection
+                                         * and starts a new one. */
+};
+
+/* TCP flags, in host order (struct ovs_bpf_flow_key 'tcp_flags' is in
+ * network order). */
+#define OVS_BPF_TCP_FIN 0x001
+#define OVS_BPF_TCP_SYN 0x002
+#define OVS_BPF_TCP_RST 0x004
+#define OVS_BPF_TCP_ACK 0x010
+
+/* The state that a TCP connection in state 'old' goes to with a packet
+ * whose TCP flags are 'flags' (host order), in the 'reply' direction or
+ * the original one: a state, OVS_BPF_TCPS_KEEP or OVS_BPF_TCPS_REOPEN.
+ * The moves are those that the kernel's TCP tracker makes (its state
+ * table, nf_conntrack_proto_tcp.c), without its sequence and window
+ * checks: the packet counts by its strongest flag, RST, then SYN (with or
+ * without ACK), then FIN, then ACK; a packet that the kernel would call
+ * invalid or ignore keeps the state.  REOPEN is the kernel's reopening of
+ * a closed connection by a new SYN (in TIME_WAIT or CLOSE, or a reply SYN
+ * in TIME_WAIT): the old connection ends and the packet is that of a new
+ * one.  The BPF ct() (bpf/actions-ct.h) and ovs-vswitchd
+ * (lib/dpif-bpf-ct-slow.c), which writes the states, both use it. */
+static inline __u8
+ovs_bpf_tcp_next(__u8 old, int reply, __u16 flags)
+{
+    if (old >= OVS_BPF_N_TCPS) {
+        return OVS_BPF_TCPS_KEEP;
+    }
+    if (flags & OVS_BPF_TCP_RST) {
+        return old == OVS_BPF_TCPS_NONE ? OVS_BPF_TCPS_KEEP
+                                        : OVS_BPF_TCPS_CLOSE;
+    }
+    if ((flags & (OVS_BPF_TCP_SYN | OVS_BPF_TCP_ACK))
+        == (OVS_BPF_TCP_SYN | OVS_BPF_TCP_ACK)) {
+        /* The answer to a SYN: in the reply direction, or in the original
+         * one after a simultaneous open. */
+        if (old == OVS_BPF_TCPS_SYN_SENT2
+            || old == (reply ? OVS_BPF_TCPS_SYN_SENT : OVS_BPF_TCPS_SYN_RECV)) {
+            return OVS_BPF_TCPS_SYN_RECV;
+        }
+        return OVS_BPF_TCPS_KEEP;
+    }
+    if (flags & OVS_BPF_TCP_SYN) {
+        switch (old) {
+        case OVS_BPF_TCPS_NONE:
+            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_SYN_SENT;
+        case OVS_BPF_TCPS_SYN_SENT:
+            /* A retransmission, or the other end's SYN: simultaneous
+             * open. */
+            return reply ? OVS_BPF_TCPS_SYN_SENT2 : OVS_BPF_TCPS_SYN_SENT;
+        case OVS_BPF_TCPS_SYN_SENT2:
+            return OVS_BPF_TCPS_SYN_SENT2;
+        case OVS_BPF_TCPS_TIME_WAIT:
+            return OVS_BPF_TCPS_REOPEN;
+        case OVS_BPF_TCPS_CLOSE:
+            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_REOPEN;
+        default:
+            return OVS_BPF_TCPS_KEEP;
+        }
+    }
+    if (flags & OVS_BPF_TCP_FIN) {
+        switch (old) {
+        case OVS_BPF_TCPS_SYN_RECV:
+        case OVS_BPF_TCPS_ESTABLISHED:
+            return OVS_BPF_TCPS_FIN_WAIT;
+        case OVS_BPF_TCPS_FIN_WAIT:
+        case OVS_BPF_TCPS_CLOSE_WAIT:
+            /* FINs in both directions (the kernel keeps one state for
+             * both): the last ACK is awaited. */
+            return OVS_BPF_TCPS_LAST_ACK;
+        default:
+            return OVS_BPF_TCPS_KEEP;
+        }
+    }
+    if (flags & OVS_BPF_TCP_ACK) {
+        switch (old) {
+        case OVS_BPF_TCPS_NONE:
+            /* A connection picked up in the middle, as the kernel does
+             * with nf_conntrack_tcp_loose (its default). */
+            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
+        case OVS_BPF_TCPS_SYN_RECV:
+            /* The third packet of the handshake. */
+            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
+        case OVS_BPF_TCPS_FIN_WAIT:
+            return OVS_BPF_TCPS_CLOSE_WAIT;
+        case OVS_BPF_TCPS_LAST_ACK:
+            return OVS_BPF_TCPS_TIME_WAIT;
+        default:
+            return OVS_BPF_TCPS_KEEP;
+        }
+    }
+    return OVS_BPF_TCPS_KEEP;
+}
 
 /* The most timeout policies, and connections with one, that the maps
  * below hold. */

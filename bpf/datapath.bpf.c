@@ -99,8 +99,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         s->key.in_port = in_port;
         s->key.recirc_id = 0;
         s->key.dp_hash = 0;
-        __builtin_memset((__u8 *) &s->key + OVS_BPF_KEY_CT_TUN_OFS, 0,
-                         sizeof s->key - OVS_BPF_KEY_CT_TUN_OFS);
+        ovs_bpf_key_zero(&s->key, OVS_BPF_KEY_CT_TUN_OFS, sizeof s->key);
         s->tun_valid = 0;
         port = bpf_map_lookup_elem(&ports, &in_port);
         if (port && port->flags & OVS_BPF_PORT_F_TUNNEL) {
@@ -140,144 +139,65 @@ ovs_bpf_downcall(struct __sk_buff *skb)
     return ovs_bpf_downcall__(skb);
 }
 
-SEC("tc")
-int
-ovs_bpf_act_output(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_output__(skb);
-}
+/* The action programs, one per OVS_BPF_ACTION of datapath-abi.h (see
+ * OVS_BPF_ACTION_PROG in bpf/actions.h). */
+OVS_BPF_ACTION_PROG(output, ovs_bpf_act_output__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(userspace, ovs_bpf_act_userspace__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(trunc, ovs_bpf_act_trunc__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_eth,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_eth(skb, s, &a->u.eth),
+                                        OVS_BPF_ACTION_SET_ETH))
+OVS_BPF_ACTION_PROG(set_ipv4, ovs_bpf_act_set_ipv4__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_ipv6_src, ovs_bpf_set_ipv6_addr(skb, s, a, idx, 8))
+OVS_BPF_ACTION_PROG(set_ipv6_dst, ovs_bpf_set_ipv6_addr(skb, s, a, idx, 24))
+OVS_BPF_ACTION_PROG(set_ipv6_misc,
+                    ovs_bpf_act_set_ipv6_misc__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_tcp, ovs_bpf_set_l4_ports(skb, s, a, idx,
+                                                  IPPROTO_TCP))
+OVS_BPF_ACTION_PROG(set_udp, ovs_bpf_set_l4_ports(skb, s, a, idx,
+                                                  IPPROTO_UDP))
+OVS_BPF_ACTION_PROG(push_vlan,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_push_vlan(skb, s,
+                                                          &a->u.push_vlan),
+                                        OVS_BPF_ACTION_PUSH_VLAN))
+OVS_BPF_ACTION_PROG(pop_vlan,
+                    ovs_bpf_action_next(skb, s, idx, ovs_bpf_pop_vlan(skb, s),
+                                        OVS_BPF_ACTION_POP_VLAN))
+OVS_BPF_ACTION_PROG(recirc, ovs_bpf_act_recirc__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(hash, ovs_bpf_act_hash__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(clone, ovs_bpf_act_clone__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(sample, ovs_bpf_act_sample__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_priority,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_meta(skb, s, &a->u.meta,
+                                                         false),
+                                        OVS_BPF_ACTION_SET_PRIORITY))
+OVS_BPF_ACTION_PROG(set_mark,
+                    ovs_bpf_action_next(skb, s, idx,
+                                        ovs_bpf_set_meta(skb, s, &a->u.meta,
+                                                         true),
+                                        OVS_BPF_ACTION_SET_MARK))
+OVS_BPF_ACTION_PROG(check_pkt_len,
+                    ovs_bpf_act_check_pkt_len__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(meter, ovs_bpf_act_meter__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(ct, ovs_bpf_act_ct__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_tunnel, ovs_bpf_act_set_tunnel__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(pop_eth, ovs_bpf_act_pop_eth__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(ct_clear, ovs_bpf_act_ct_clear__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(push_mpls, ovs_bpf_act_push_mpls__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(pop_mpls, ovs_bpf_act_pop_mpls__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_mpls, ovs_bpf_act_set_mpls__(skb, s, a, idx))
 
+/* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
+ * skips it: a chain that comes to run it is malformed. */
 SEC("tc")
 int
-ovs_bpf_act_userspace(struct __sk_buff *skb)
+ovs_bpf_act_ct_label(struct __sk_buff *skb)
 {
-    return ovs_bpf_act_userspace__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_trunc(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_trunc__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_eth(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_eth__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_ipv4(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_ipv4__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_ipv6_src(struct __sk_buff *skb)
-{
-    return ovs_bpf_set_ipv6_addr(skb, 8);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_ipv6_dst(struct __sk_buff *skb)
-{
-    return ovs_bpf_set_ipv6_addr(skb, 24);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_ipv6_misc(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_ipv6_misc__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_tcp(struct __sk_buff *skb)
-{
-    return ovs_bpf_set_l4_ports(skb, IPPROTO_TCP);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_udp(struct __sk_buff *skb)
-{
-    return ovs_bpf_set_l4_ports(skb, IPPROTO_UDP);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_push_vlan(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_push_vlan__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_pop_vlan(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_pop_vlan__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_recirc(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_recirc__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_hash(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_hash__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_clone(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_clone__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_sample(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_sample__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_priority(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_meta(skb, false);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_mark(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_meta(skb, true);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_check_pkt_len(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_check_pkt_len__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_meter(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_meter__(skb);
+    (void) skb;
+    return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
 }
 
 /* Not attached anywhere: ovs-vswitchd runs it with BPF_PROG_TEST_RUN. */
@@ -288,71 +208,12 @@ ovs_bpf_meter_packet(struct __sk_buff *skb)
     return ovs_bpf_meter_packet__(skb);
 }
 
-SEC("tc")
-int
-ovs_bpf_act_ct(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_ct__(skb);
-}
-
 /* Run by ovs-vswitchd on reassembled IP fragments, never attached. */
 SEC("tc")
 int
 ovs_bpf_ct_reass(struct __sk_buff *skb)
 {
     return ovs_bpf_ct_reass__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_tunnel(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_tunnel__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_pop_eth(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_pop_eth__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_ct_clear(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_ct_clear__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_push_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_push_mpls__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_pop_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_pop_mpls__(skb);
-}
-
-SEC("tc")
-int
-ovs_bpf_act_set_mpls(struct __sk_buff *skb)
-{
-    return ovs_bpf_act_set_mpls__(skb);
-}
-
-/* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
- * skips it: a chain that comes to run it is malformed. */
-SEC("tc")
-int
-ovs_bpf_act_ct_label(struct __sk_buff *skb)
-{
-    (void) skb;
-    return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
 }
 
 /* The kernel makes some helpers this object needs (bpf_perf_event_output()

@@ -27,7 +27,10 @@
 #include <bpf/bpf_endian.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
+#include "bpf/actions-meta.h"
 #include "bpf/actions-output.h"
+#include "bpf/actions-set.h"
+#include "bpf/actions-vlan.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
 #include "bpf/upcall.h"
@@ -209,6 +212,80 @@ ovs_bpf_miss(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     return TC_ACT_SHOT;
 }
 
+/* The leading actions of a chain, for ovs_bpf_run_leading_step(). */
+struct ovs_bpf_leading {
+    struct __sk_buff *skb;
+    struct ovs_bpf_scratch *s;
+    __u32 next;                 /* First slot not run yet. */
+    __u32 failed;               /* Type of the action that failed, or 0. */
+};
+
+/* Runs slot 'i' if it is an action that needs no program of its own:
+ * set_eth, push_vlan, pop_vlan, set of skb_priority or skb_mark.  A
+ * bpf_loop() callback: returns 1 to stop at the first other slot. */
+static long
+ovs_bpf_run_leading_step(__u32 i, void *l_)
+{
+    struct ovs_bpf_leading *l = l_;
+    struct __sk_buff *skb = l->skb;
+    struct ovs_bpf_scratch *s = l->s;
+    struct ovs_bpf_action *a = ovs_bpf_slot(s, i);
+    bool ok = true;
+    __u32 type;
+
+    if (!a || i >= s->n_actions) {
+        return 1;
+    }
+    type = a->type;
+    switch (type) {
+    case OVS_BPF_ACTION_SET_ETH:
+        ok = ovs_bpf_set_eth(skb, s, &a->u.eth);
+        break;
+    case OVS_BPF_ACTION_PUSH_VLAN:
+        ok = ovs_bpf_push_vlan(skb, s, &a->u.push_vlan);
+        break;
+    case OVS_BPF_ACTION_POP_VLAN:
+        ok = ovs_bpf_pop_vlan(skb, s);
+        break;
+    case OVS_BPF_ACTION_SET_PRIORITY:
+    case OVS_BPF_ACTION_SET_MARK:
+        ok = ovs_bpf_set_meta(skb, s, &a->u.meta,
+                              type == OVS_BPF_ACTION_SET_MARK);
+        break;
+    default:
+        return 1;
+    }
+    if (!ok) {
+        l->failed = type;
+        return 1;
+    }
+    l->next = i + 1;
+    return 0;
+}
+
+/* Runs the actions in 's' (a flow's, or a downcall's), the leading ones
+ * that need no program of their own here (ovs_bpf_run_leading_step()).
+ * Most flows are a few such rewrites and an output, which
+ * ovs_bpf_run_actions() then does from here too: the whole list runs in
+ * this program, without the tail call and the prologue of an action
+ * program for each slot (see "Performance" in dpif-bpf.rst).  The chain of
+ * tail calls takes over at the first slot of another type.
+ *
+ * Verifier: a bpf_loop() callback is verified once whatever the number of
+ * slots it runs (an inlined or bounded loop took over 1M instructions:
+ * once per slot and per state of the caller). */
+static __always_inline int
+ovs_bpf_run_flow(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
+{
+    struct ovs_bpf_leading l = { .skb = skb, .s = s };
+
+    bpf_loop(OVS_BPF_MAX_ACTIONS, ovs_bpf_run_leading_step, &l, 0);
+    if (l.failed) {
+        return ovs_bpf_action_failed(l.failed);
+    }
+    return ovs_bpf_run_actions(skb, s, l.next);
+}
+
 /* Looks up 's->key' and runs the actions of the flow it matches, or sends
  * the packet up as a miss. */
 static __always_inline int
@@ -236,9 +313,9 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     if (n == 1 && flow->actions[0].type == OVS_BPF_ACTION_OUTPUT
         && !skb->cb[OVS_BPF_CB_TRUNC]) {
         /* Fast path for the most common flow, a single output: redirect
-         * from here, with no copy of the actions and no tail call.  Only
-         * the port number is read from the flow, so a concurrent change of
-         * the flow cannot give a mix of old and new actions. */
+         * from here, with no copy of the actions.  Only the port number is
+         * read from the flow, so a concurrent change of the flow cannot
+         * give a mix of old and new actions. */
         return ovs_bpf_output(skb, flow->actions[0].u.output.port, true);
     }
     /* Userspace never writes more than OVS_BPF_MAX_ACTIONS; the clamp
@@ -255,7 +332,7 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
         s->actions[i] = flow->actions[i];
     }
     s->n_actions = n;
-    return ovs_bpf_run_actions(skb, s, 0);
+    return ovs_bpf_run_flow(skb, s);
 }
 
 /* Builds the key of this pass (in_port, recirc_id, dp_hash and the
@@ -301,7 +378,7 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         /* No flow: a userspace() action of a downcall carries no flow
          * key. */
         __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
-        return ovs_bpf_run_actions(skb, s, 0);
+        return ovs_bpf_run_flow(skb, s);
     }
     return ovs_bpf_lookup_and_run(skb, s);
 }

@@ -85,6 +85,27 @@
 /* OVS_BPF_MAX_IPV6_EXT and OVS_BPF_MAX_ND_OPTS are in datapath-abi.h: the
  * tests check them. */
 
+/* Zeroes bytes ['from', 'to') of 'key' ('from' and 'to' constants, 'to' a
+ * multiple of 8), whole words where it can: a memset through a byte pointer
+ * is compiled into one-byte stores, 128 of them for the conntrack and
+ * tunnel metadata, which cost a hit about 25 ns. */
+static __always_inline void
+ovs_bpf_key_zero(struct ovs_bpf_flow_key *key, const int from, const int to)
+{
+    __u64 *words = (__u64 *) key;
+    __u8 *bytes = (__u8 *) key;
+    int i;
+
+#pragma unroll
+    for (i = from; i < ((from + 7) & ~7); i++) {
+        bytes[i] = 0;
+    }
+#pragma unroll
+    for (i = (from + 7) / 8; i < to / 8; i++) {
+        words[i] = 0;
+    }
+}
+
 /* The number of VLAN headers the parser decodes (1 or 2; 0 means 2): OVS's
  * flow_vlan_limit (other_config:vlan-limit, 1 by default), which
  * ovs-vswitchd's flow_extract() applies to the packets it receives in
@@ -770,10 +791,8 @@ ovs_bpf_parse_packet(struct __sk_buff *skb, struct ovs_bpf_flow_key *key,
     if (bpf_skb_pull_data(skb, len)) {
         return OVS_BPF_PARSE_FAILED;
     }
-    __builtin_memset((__u8 *) key + offsetof(struct ovs_bpf_flow_key,
-                                             eth_dst), 0,
-                     sizeof *key - offsetof(struct ovs_bpf_flow_key,
-                                            eth_dst));
+    ovs_bpf_key_zero(key, offsetof(struct ovs_bpf_flow_key, eth_dst),
+                     OVS_BPF_KEY_CT_TUN_OFS);
     r = ovs_bpf_parse(skb, key, s);
     /* Everything up to OVS_BPF_PARSE_MAX_OFF is linear now. */
     return r == OVS_BPF_PARSE_NEED_PULL ? OVS_BPF_PARSE_FAILED : r;

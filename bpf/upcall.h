@@ -109,7 +109,8 @@ ovs_bpf_l3_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     ovs_bpf_count(OVS_BPF_STAT_MISSED);
     __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
     s->upcall.l3_type = (__be16) skb->protocol;
-    s->upcall.pad_l3 = 0;
+    s->upcall.ct_tcp_old = 0;
+    s->upcall.ct_tcp_new = 0;
     ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_L3);
     return TC_ACT_SHOT;
 }

@@ -94,6 +94,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -111,6 +112,7 @@
 #include "netlink-socket.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/vlog.h"
+#include "ovs-thread.h"
 #include "packets.h"
 #include "socket-util.h"
 #include "util.h"
@@ -120,6 +122,15 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_ct_slow);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_path);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_invalid);
 COVERAGE_DEFINE(dpif_bpf_ct_slow_error);
+COVERAGE_DEFINE(dpif_bpf_ct_tcp_state);
+COVERAGE_DEFINE(dpif_bpf_ct_tcp_state_error);
+
+/* The TCP states of bpf/datapath-abi.h are the kernel's. */
+#define OVS_BPF_TCP_STATE(NAME, TP)                                     \
+    BUILD_ASSERT_DECL((int) OVS_BPF_TCPS_##NAME                         \
+                      == (int) TCP_CONNTRACK_##NAME);
+OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 
@@ -140,6 +151,13 @@ struct slow_labels {
     uint8_t value[16];
     uint8_t mask[16];
 };
+
+static uint8_t tcp_state_of(const struct ct_dpif_entry *, uint8_t seen);
+static void ct_put_tcp_state(struct ofpbuf *, uint8_t state);
+static void tcp_state_move(const struct dpif_bpf_obj *,
+                           const struct ct_dpif_tuple *orig, uint16_t zone,
+                           bool reply, const struct flow *,
+                           const struct ct_dpif_entry *);
 
 /* What ct() needs to know of a packet. */
 struct slow_pkt {
@@ -484,7 +502,18 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
                                          act->flags & OVS_BPF_CT_F_NAT_SRC
                                          ? CTA_NAT_SRC : CTA_NAT_DST);
 
-        if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
+        if (act->flags & OVS_BPF_CT_F_NAT_ZERO) {
+            /* All-zero SNAT: the packet's own source address, which the
+             * kernel keeps, changing the port (or ICMP identifier) only if
+             * the tuple clashes. */
+            if (orig->l3_type == AF_INET6) {
+                nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MINIP, &orig->src.in6);
+                nl_msg_put_in6_addr(&msg, CTA_NAT_V6_MAXIP, &orig->src.in6);
+            } else {
+                nl_msg_put_be32(&msg, CTA_NAT_V4_MINIP, orig->src.ip);
+                nl_msg_put_be32(&msg, CTA_NAT_V4_MAXIP, orig->src.ip);
+            }
+        } else if (act->flags & OVS_BPF_CT_F_NAT_IPV6) {
             struct in6_addr min, max;
             uint32_t carry = act->nat_addr_span;
             int i;
@@ -533,16 +562,17 @@ ct_create(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
 /* Changes the connection whose original tuple is 'orig' in 'zone': its
  * timeout, if 'timeout' is not zero; its status to 'status' (IPS_* bits
  * that may only be set), if not zero; its mark under 'mark_mask'; its
- * labels, if 'labels'.  ENOSPC: the connection has no room for labels. */
+ * labels, if 'labels'; its TCP state, if 'tcp_state' is not negative.
+ * ENOSPC: the connection has no room for labels. */
 static int
 ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
           uint32_t status, uint32_t mark, uint32_t mark_mask,
-          const struct slow_labels *labels)
+          const struct slow_labels *labels, int tcp_state)
 {
     struct ofpbuf msg;
     int error;
 
-    if (!timeout && !status && !mark_mask && !labels) {
+    if (!timeout && !status && !mark_mask && !labels && tcp_state < 0) {
         return 0;
     }
     ofpbuf_init(&msg, 256);
@@ -560,6 +590,9 @@ ct_update(const struct ct_dpif_tuple *orig, uint16_t zone, uint32_t timeout,
         nl_msg_put_be32(&msg, CTA_MARK_MASK, htonl(mark_mask));
     }
     ct_put_labels(&msg, labels);
+    if (tcp_state >= 0) {
+        ct_put_tcp_state(&msg, tcp_state);
+    }
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
     return error;
@@ -849,14 +882,11 @@ set_md(struct pkt_metadata *md, uint16_t state, uint16_t zone,
     }
 }
 
-/* Sets 't' to the original tuple of the connection that an earlier ct()
- * found for 'md''s packet 'p'.  Returns false if there is none to use. */
-static bool
-md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
-              struct ct_dpif_tuple *t)
+/* Sets 't' to the original tuple in 'md' as it is there: the ports of an
+ * ICMP connection are its type and code. */
+static void
+md_tuple(const struct pkt_metadata *md, struct ct_dpif_tuple *t)
 {
-    ovs_be16 sport, dport;
-
     memset(t, 0, sizeof *t);
     if (md->ct_orig_tuple_ipv6) {
         const struct ovs_key_ct_tuple_ipv6 *o = &md->ct_orig_tuple.ipv6;
@@ -865,8 +895,8 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         memcpy(&t->src.in6, &o->ipv6_src, sizeof t->src.in6);
         memcpy(&t->dst.in6, &o->ipv6_dst, sizeof t->dst.in6);
         t->ip_proto = o->ipv6_proto;
-        sport = o->src_port;
-        dport = o->dst_port;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
     } else {
         const struct ovs_key_ct_tuple_ipv4 *o = &md->ct_orig_tuple.ipv4;
 
@@ -874,9 +904,22 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         t->src.ip = o->ipv4_src;
         t->dst.ip = o->ipv4_dst;
         t->ip_proto = o->ipv4_proto;
-        sport = o->src_port;
-        dport = o->dst_port;
+        t->src_port = o->src_port;
+        t->dst_port = o->dst_port;
     }
+}
+
+/* Sets 't' to the original tuple of the connection that an earlier ct()
+ * found for 'md''s packet 'p'.  Returns false if there is none to use. */
+static bool
+md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
+              struct ct_dpif_tuple *t)
+{
+    ovs_be16 sport, dport;
+
+    md_tuple(md, t);
+    sport = t->src_port;
+    dport = t->dst_port;
     if (!t->ip_proto || t->l3_type != p->tuple.l3_type) {
         return false;
     }
@@ -893,9 +936,7 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         t->icmp_type = ntohs(sport);
         t->icmp_code = ntohs(dport);
         t->icmp_id = pt->icmp_id;
-    } else {
-        t->src_port = sport;
-        t->dst_port = dport;
+        t->src_port = t->dst_port = 0;
     }
     return true;
 }
@@ -950,8 +991,7 @@ labels_after(const ovs_u128 *old, const struct slow_labels *l)
  * commit without labels made it in BPF, where bpf_skb_ct_alloc() adds no
  * extension), by one that ctnetlink creates, with the labels extension,
  * with its tuples, NAT binding (IPv4 or IPv6, as BPF makes them), mark and
- * status,
- * 'timeout' and 'labels'.  The kernel reports it as a connection that ends
+ * status, TCP state, 'timeout' and 'labels'.  The kernel reports it as a connection that ends
  * and a new one (ctnetlink events, "conntrack -E"). */
 static int
 ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
@@ -1013,6 +1053,14 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
         }
         nl_msg_end_nested(&msg, ofs);
     }
+    if (e->tuple_orig.ip_proto == IPPROTO_TCP) {
+        /* Its TCP state (see "TCP connection states" below). */
+        uint8_t st = tcp_state_of(e, OVS_BPF_TCPS_NONE);
+
+        if (st != OVS_BPF_TCPS_NONE) {
+            ct_put_tcp_state(&msg, st);
+        }
+    }
     ct_put_labels(&msg, labels);
     error = nl_transact(NETLINK_NETFILTER, &msg, NULL);
     ofpbuf_uninit(&msg);
@@ -1020,7 +1068,7 @@ ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
         error = ct_update(&e->tuple_orig, zone, 0,
                           IPS_CONFIRMED | IPS_SEEN_REPLY
                           | (e->status & CT_DPIF_STATUS_ASSURED
-                             ? IPS_ASSURED : 0), 0, 0, NULL);
+                             ? IPS_ASSURED : 0), 0, 0, NULL, -1);
     }
     return error;
 }
@@ -1152,13 +1200,13 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
         label = labels_after(&e.labels, labels);
         /* An error does not keep its connection alive. */
         error = ct_update(&e.tuple_orig, zone, related ? 0 : timeout,
-                          status, act->mark, mask, labels);
+                          status, act->mark, mask, labels, -1);
         if (error == ENOSPC && labels) {
             /* Made in BPF, without room for labels. */
             error = ct_recreate(&e, zone, timeout, mark, labels);
             if (!error && status) {
                 error = ct_update(&e.tuple_orig, zone, 0, status, 0, 0,
-                                  NULL);
+                                  NULL, -1);
             }
         }
         if (error == ENOENT) {
@@ -1172,8 +1220,9 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
     } else {
         bool nat = (act->flags & (OVS_BPF_CT_F_NAT_SRC
                                   | OVS_BPF_CT_F_NAT_DST))
-                   && (p.tuple.l3_type == AF_INET6)
-                      == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6);
+                   && ((p.tuple.l3_type == AF_INET6)
+                       == !!(act->flags & OVS_BPF_CT_F_NAT_IPV6)
+                       || act->flags & OVS_BPF_CT_F_NAT_ZERO);
 
         if (p.is_error || (p.is_icmp && !icmp_is_request(p.tuple.l3_type,
                                                          p.tuple.icmp_type))) {
@@ -1239,7 +1288,8 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
                     label = labels_after(&e.labels, labels);
                     if (labels) {
                         error = ct_update(&e.tuple_orig, zone, 0, 0,
-                                          act->mark, act->mark_mask, labels);
+                                          act->mark, act->mark_mask, labels,
+                                          -1);
                         if (error) {
                             goto error;
                         }
@@ -1268,6 +1318,15 @@ dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *obj,
             state |= cs;
         }
     }
+    if (p.tuple.ip_proto == IPPROTO_TCP && (found || commit)
+        && !(cached && prev_state & CS_ESTABLISHED)) {
+        /* The TCP state, as BPF moves it, from the entry's (or NONE, for a
+         * connection just made here).  A connection that an earlier ct()
+         * of the packet found established saw the packet already (the
+         * moves from the states before ESTABLISHED are the same if made
+         * twice). */
+        tcp_state_move(obj, orig, zone, reply, flow, found ? &e : NULL);
+    }
     set_md(md, state, zone, mark, &label, orig);
     ct_dpif_entry_uninit(&e);
     return true;
@@ -1281,4 +1340,163 @@ invalid:
     set_md(md, CS_TRACKED | CS_INVALID, zone, 0, NULL, NULL);
     ct_dpif_entry_uninit(&e);
     return true;
+}
+
+/* TCP connection states.
+ *
+ * The kernel's TCP tracker never sees the packets of the BPF datapath, so
+ * the BPF ct() finds the move of each packet's connection to another TCP
+ * state itself (ovs_bpf_tcp_next() of bpf/datapath-abi.h, on the state it
+ * reads from the connection) and sends the few packets that move one (the
+ * SYN, the SYN-ACK, the ACK that ends the handshake, the FINs, the last
+ * ACK, an RST) up: no kfunc writes the state.  The state is written here,
+ * through ctnetlink, with its timeout, before the packet goes on, so that
+ * the next packet of the connection finds it. */
+
+/* The kernel's TCP state, of the connection 'e' whose state BPF saw as
+ * 'seen': ctnetlink's CTA_PROTOINFO_TCP_STATE, which
+ * lib/netlink-conntrack.c gives as a CT_DPIF_TCPS_* state (SYN_SENT2 and
+ * SYN_SENT are one there). */
+static uint8_t
+tcp_state_of(const struct ct_dpif_entry *e, uint8_t seen)
+{
+    if (e->protoinfo.proto != IPPROTO_TCP) {
+        return OVS_BPF_TCPS_NONE;
+    }
+    switch (e->protoinfo.tcp.state_orig) {
+    case CT_DPIF_TCPS_SYN_SENT:
+        return (seen == OVS_BPF_TCPS_SYN_SENT2 ? OVS_BPF_TCPS_SYN_SENT2
+                : OVS_BPF_TCPS_SYN_SENT);
+    case CT_DPIF_TCPS_SYN_RECV:
+        return OVS_BPF_TCPS_SYN_RECV;
+    case CT_DPIF_TCPS_ESTABLISHED:
+        return OVS_BPF_TCPS_ESTABLISHED;
+    case CT_DPIF_TCPS_FIN_WAIT_1:
+        return OVS_BPF_TCPS_FIN_WAIT;
+    case CT_DPIF_TCPS_CLOSE_WAIT:
+        return OVS_BPF_TCPS_CLOSE_WAIT;
+    case CT_DPIF_TCPS_LAST_ACK:
+        return OVS_BPF_TCPS_LAST_ACK;
+    case CT_DPIF_TCPS_TIME_WAIT:
+        return OVS_BPF_TCPS_TIME_WAIT;
+    case CT_DPIF_TCPS_CLOSING:
+        return OVS_BPF_TCPS_CLOSE;
+    case CT_DPIF_TCPS_CLOSED:
+    default:
+        return OVS_BPF_TCPS_NONE;
+    }
+}
+
+/* The timeout policy state of TCP state 'st'. */
+static enum ovs_bpf_ct_tp_state
+tcp_tp_state(uint8_t st)
+{
+    switch (st) {
+#define OVS_BPF_TCP_STATE(NAME, TP) \
+    case OVS_BPF_TCPS_##NAME: return OVS_BPF_CT_TP_##TP;
+    OVS_BPF_TCP_STATES
+#undef OVS_BPF_TCP_STATE
+    default:
+        return OVS_BPF_CT_TP_TCP_NEW;
+    }
+}
+
+/* Puts TCP state 'st' (CTA_PROTOINFO_TCP_STATE). */
+static void
+ct_put_tcp_state(struct ofpbuf *msg, uint8_t st)
+{
+    size_t info = nl_msg_start_nested(msg, CTA_PROTOINFO);
+    size_t tcp = nl_msg_start_nested(msg, CTA_PROTOINFO_TCP);
+
+    nl_msg_put_u8(msg, CTA_PROTOINFO_TCP_STATE, st);
+    nl_msg_end_nested(msg, tcp);
+    nl_msg_end_nested(msg, info);
+}
+
+/* Writes TCP state 'next' (a state, OVS_BPF_TCPS_KEEP or _REOPEN) into
+ * connection 'orig' of 'zone', with its timeout, if it is another state
+ * than 'cur'.  Returns 0 or an errno value. */
+static int
+tcp_state_write(const struct dpif_bpf_obj *obj,
+                const struct ct_dpif_tuple *orig, uint16_t zone, uint8_t cur,
+                uint8_t next)
+{
+    if (next >= OVS_BPF_N_TCPS || next == cur) {
+        return 0;
+    }
+    COVERAGE_INC(dpif_bpf_ct_tcp_state);
+    return ct_update(orig, zone,
+                     dpif_bpf_ct_tp_timeout(obj, orig, zone, 0,
+                                            tcp_tp_state(next)),
+                     0, 0, 0, NULL, next);
+}
+
+/* Logs 'error' of tcp_state_write(), unless it is ENOENT: the connection
+ * ended since its packet saw it (flushed, or expired), which leaves
+ * nothing to write. */
+static void
+tcp_state_error(int error)
+{
+    if (error && error != ENOENT) {
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        VLOG_WARN_RL(&rl, "cannot write the TCP state of a connection "
+                     "(%s)", ovs_strerror(error));
+    }
+}
+
+/* Moves the TCP state of connection 'orig' of 'zone', whose entry is 'e'
+ * (NULL: one just created here, in state NONE), by its packet 'flow' in
+ * the 'reply' direction or the original one: the ct slow path's part of
+ * what BPF does (commits with labels). */
+static void
+tcp_state_move(const struct dpif_bpf_obj *obj,
+               const struct ct_dpif_tuple *orig, uint16_t zone, bool reply,
+               const struct flow *flow, const struct ct_dpif_entry *e)
+{
+    uint8_t cur = e ? tcp_state_of(e, OVS_BPF_TCPS_NONE) : OVS_BPF_TCPS_NONE;
+
+    tcp_state_error(tcp_state_write(obj, orig, zone, cur,
+                                    ovs_bpf_tcp_next(cur, reply,
+                                                     ntohs(flow->tcp_flags))));
+}
+
+/* The packet 'packet', whose metadata holds what the BPF ct() set, and
+ * whose TCP flags are those of 'flow', moves its connection from state
+ * 'old' to 'new', as BPF saw it: writes the state, and its timeout (of
+ * the connection's timeout policy, or the kernel's default), into the
+ * connection.  Handler threads write one at a time, each from the state
+ * that the connection has then (another thread may have moved it since
+ * BPF read it: the FINs of a simultaneous close). */
+void
+dpif_bpf_ct_tcp_state(const struct dpif_bpf_obj *obj, uint8_t old,
+                      uint8_t new, const struct dp_packet *packet,
+                      const struct flow *flow)
+{
+    static struct ovs_mutex mutex = OVS_MUTEX_INITIALIZER;
+    const struct pkt_metadata *md = &packet->md;
+    struct ct_dpif_tuple orig;
+    struct ct_dpif_entry e;
+    uint8_t cur, next;
+    int error;
+
+    md_tuple(md, &orig);
+    if ((md->ct_state & (CS_TRACKED | CS_INVALID)) != CS_TRACKED
+        || old >= OVS_BPF_N_TCPS || new >= OVS_BPF_N_TCPS
+        || orig.ip_proto != IPPROTO_TCP) {
+        COVERAGE_INC(dpif_bpf_ct_tcp_state_error);
+        return;
+    }
+    memset(&e, 0, sizeof e);
+    ovs_mutex_lock(&mutex);
+    error = ct_get(&orig, md->ct_zone, &e);
+    if (!error) {
+        cur = tcp_state_of(&e, old);
+        next = (cur == old ? new
+                : ovs_bpf_tcp_next(cur, !!(md->ct_state & CS_REPLY_DIR),
+                                   ntohs(flow->tcp_flags)));
+        error = tcp_state_write(obj, &e.tuple_orig, md->ct_zone, cur, next);
+    }
+    ovs_mutex_unlock(&mutex);
+    tcp_state_error(error);
+    ct_dpif_entry_uninit(&e);
 }

@@ -23,6 +23,7 @@
 #define DPIF_BPF_CT_SLOW_H 1
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct dp_packet;
 struct dpif_bpf_obj;
@@ -36,5 +37,11 @@ bool dpif_bpf_ct_slow_execute(const struct dpif_bpf_obj *,
                               const struct ovs_bpf_act_ct *,
                               const struct ovs_bpf_act_ct_label *,
                               struct dp_packet *, const struct flow *);
+
+/* A TCP packet whose ct() ran in BPF and moves its connection from state
+ * 'old' to 'new' (enum ovs_bpf_tcp_state of bpf/datapath-abi.h). */
+void dpif_bpf_ct_tcp_state(const struct dpif_bpf_obj *, uint8_t old,
+                           uint8_t new, const struct dp_packet *,
+                           const struct flow *);
 
 #endif /* dpif-bpf-ct-slow.h */

@@ -35,8 +35,11 @@
  *
  * Not here, on purpose (the dpif class members stay NULL):
  *
- *   - TCP sequence checking, conntrack features (all-zero SNAT): they
- *     describe the ct() action, which belongs to the BPF programs. */
+ *   - TCP sequence checking: the BPF ct() tracks TCP states, not TCP
+ *     windows (see "TCP connection states" in bpf/datapath-abi.h).
+ *
+ * The conntrack features say what the ct() action does: all-zero SNAT
+ * (OVS_BPF_CT_F_NAT_ZERO). */
 
 #include <config.h>
 
@@ -208,6 +211,16 @@ int
 dpif_bpf_ct_get_maxconns(struct dpif *dpif OVS_UNUSED, uint32_t *maxconns)
 {
     return ct_sysctl_read(CT_SYSCTL_MAX, maxconns);
+}
+
+/* What the BPF ct() does besides the basics: all-zero SNAT, which keeps
+ * the packet's address (bpf/ct-nat.h, and the ct slow path). */
+int
+dpif_bpf_ct_get_features(struct dpif *dpif OVS_UNUSED,
+                         enum ct_features *features)
+{
+    *features = CONNTRACK_F_ZERO_SNAT;
+    return 0;
 }
 
 /* The number of connections in the namespace's nf_conntrack. */

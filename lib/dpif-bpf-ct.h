@@ -25,6 +25,8 @@
 
 #include <stdint.h>
 
+#include "ct-dpif.h"
+
 struct ct_dpif_dump_state;
 struct ct_dpif_entry;
 struct ct_dpif_tuple;
@@ -40,5 +42,6 @@ int dpif_bpf_ct_flush(struct dpif *, const uint16_t *zone,
 int dpif_bpf_ct_set_maxconns(struct dpif *, uint32_t maxconns);
 int dpif_bpf_ct_get_maxconns(struct dpif *, uint32_t *maxconns);
 int dpif_bpf_ct_get_nconns(struct dpif *, uint32_t *nconns);
+int dpif_bpf_ct_get_features(struct dpif *, enum ct_features *);
 
 #endif /* dpif-bpf-ct.h */

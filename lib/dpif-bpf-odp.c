@@ -1418,7 +1418,9 @@ xlate_userspace(struct act_xlate *x, const struct nlattr *a)
  * first address, the number of addresses after it (at most 2**32 - 1: of
  * a larger IPv6 range, the first 2**32 addresses are used) and the ports.
  * "hash" is the default choice, "random" and "persistent" change it.  An
- * all-zero SNAT address is refused. */
+ * all-zero SNAT address (nat(src=0.0.0.0), nat(src=::)) is the packet's
+ * own source address (OVS_BPF_CT_F_NAT_ZERO); an all-zero DNAT address,
+ * or a range that starts at zero, is refused. */
 static int
 xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 {
@@ -1459,7 +1461,12 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
     }
     alen = attrs[OVS_NAT_ATTR_IP_MIN]
            ? nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MIN]) : 0;
-    if ((alen != sizeof(ovs_be32) && alen != sizeof(struct in6_addr))
+    if (!alen && src && !attrs[OVS_NAT_ATTR_IP_MAX]) {
+        /* nat(src) without an address: what ofproto makes of
+         * nat(src=0.0.0.0) when the datapath does all-zero SNAT
+         * (dpif_bpf_ct_get_features()), for either IP version. */
+        ct->flags |= OVS_BPF_CT_F_NAT_ZERO;
+    } else if ((alen != sizeof(ovs_be32) && alen != sizeof(struct in6_addr))
         || (attrs[OVS_NAT_ATTR_IP_MAX]
             && nl_attr_get_size(attrs[OVS_NAT_ATTR_IP_MAX]) != alen)) {
         /* No address (which the kfunc needs), or a malformed one. */
@@ -1481,17 +1488,19 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
                         : min);
 
         if (!min) {
-            /* All-zero SNAT (keep the address, change the port only if
-             * it clashes) is not what the kfunc does (ofproto probes it:
-             * "ct_zero_snat" is false). */
-            return EINVAL;
+            /* All-zero SNAT: keep the address, change the port only if
+             * it clashes. */
+            if (!src || max) {
+                return EINVAL;
+            }
+            ct->flags |= OVS_BPF_CT_F_NAT_ZERO;
         }
         if (ntohl(max) < ntohl(min)) {
             return EINVAL;
         }
         ct->nat_addr.ipv4 = min;
         ct->nat_addr_span = ntohl(max) - ntohl(min);
-    } else {
+    } else if (alen) {
         struct in6_addr min = nl_attr_get_in6_addr(
             attrs[OVS_NAT_ATTR_IP_MIN]);
         struct in6_addr max = (attrs[OVS_NAT_ATTR_IP_MAX]
@@ -1502,6 +1511,13 @@ xlate_ct_nat(struct ovs_bpf_action *s, const struct nlattr *a)
 
         if (memcmp(&max, &min, sizeof min) < 0) {
             return EINVAL;
+        }
+        if (ipv6_addr_equals(&min, &in6addr_any)) {
+            /* All-zero SNAT, as for IPv4. */
+            if (!src || !ipv6_addr_equals(&max, &in6addr_any)) {
+                return EINVAL;
+            }
+            ct->flags |= OVS_BPF_CT_F_NAT_ZERO;
         }
         /* max - min, in the last 32 bits if the upper 96 are the same;
          * otherwise more than 2**32 addresses. */

@@ -1625,6 +1625,7 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     struct dp_packet packet;
     struct flow flow;
     uint32_t next;
+    bool resume;
 
     /* The record is only 4-byte aligned. */
     memcpy(slots, data, sizeof slots);
@@ -1637,7 +1638,17 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
     }
     dpif_bpf_upcall_packet(up, (const uint8_t *) data + sizeof slots,
                            &packet, &flow);
-    if (dpif_bpf_ct_slow_execute(dp->obj, act, lbl, &packet, &flow)) {
+    if (up->ct_tcp_new) {
+        /* The ct() ran in BPF: only the new TCP state of the packet's
+         * connection to write (see "TCP connection states" in
+         * bpf/datapath-abi.h). */
+        dpif_bpf_ct_tcp_state(dp->obj, up->ct_tcp_old, up->ct_tcp_new,
+                              &packet, &flow);
+        resume = true;
+    } else {
+        resume = dpif_bpf_ct_slow_execute(dp->obj, act, lbl, &packet, &flow);
+    }
+    if (resume) {
         struct dp_packet_batch batch;
 
         dp_packet_batch_init_packet(&batch, &packet);
@@ -1973,7 +1984,7 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_timeout_policy_dump_next,
     dpif_bpf_ct_timeout_policy_dump_done,
     dpif_bpf_ct_get_timeout_policy_name,
-    NULL,                       /* ct_get_features */
+    dpif_bpf_ct_get_features,
     dpif_bpf_ipf_set_enabled,
     dpif_bpf_ipf_set_min_frag,
     dpif_bpf_ipf_set_max_nfrags,

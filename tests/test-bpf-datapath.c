@@ -1525,8 +1525,8 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_drops("trunc not last", &drops,
                 OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TRUNC), 1);
 
-    /* 32 slots (31 set_mark + output): every program of the chain runs
-     * within the kernel's tail call limit. */
+    /* 32 slots (31 set_mark + output): the lookup program runs them all
+     * itself (set_mark is one of the actions it runs), in order. */
     for (i = 0; i < 31; i++) {
         acts[i] = ACT(SET_MARK, .u.meta.value = i + 1, .u.meta.mask = 0xff);
     }
@@ -1537,6 +1537,34 @@ test_output(struct ovs_cmdl_context *ctx OVS_UNUSED)
     CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 31,
           "32 actions: retval %u mark %u", r.retval, r.ctx_out.mark);
     check_drops("32 actions", &drops, NO_DROP, 0);
+
+    /* 32 slots of which 31 have a program of their own (set_ipv4 of the
+     * TTL + output): every program of the chain runs within the kernel's
+     * tail call limit. */
+    for (i = 0; i < 31; i++) {
+        acts[i] = ACT(SET_IPV4, .u.ipv4.ttl = i + 1, .u.ipv4.ttl_mask = 0xff);
+    }
+    acts[31] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 32);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len > 22 && r.out[22] == 31,
+          "32 chained actions: retval %u ttl %u", r.retval,
+          r.out_len > 22 ? r.out[22] : 0);
+    check_drops("32 chained actions", &drops, NO_DROP, 0);
+
+    /* A set_mark in the lookup program, then a chain of programs, then
+     * set_mark again in a program of the chain: all run, in order. */
+    acts[0] = ACT(SET_MARK, .u.meta.value = 0x10, .u.meta.mask = 0xff);
+    acts[1] = ACT(SET_IPV4, .u.ipv4.ttl = 7, .u.ipv4.ttl_mask = 0xff);
+    acts[2] = ACT(SET_MARK, .u.meta.value = 0x200, .u.meta.mask = 0xf00);
+    acts[3] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 4);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.ctx_out.mark == 0x210
+          && r.out_len > 22 && r.out[22] == 7,
+          "set_mark, set_ipv4, set_mark: retval %u mark %#x", r.retval,
+          r.ctx_out.mark);
 
     /* Masked set_priority. */
     acts[0] = ACT(SET_PRIORITY, .u.meta.value = 0x1234, .u.meta.mask = 0xff00);
@@ -2310,21 +2338,27 @@ ct_check(const char *name, const struct ofpbuf *pkt,
     }
 }
 
-/* ct() of 'pkt', a protocol that the conntrack kfuncs cannot track, in
- * zone 'ct': the packet goes up as an OVS_BPF_UPCALL_CT upcall with the
- * action list and the slot of the ct(), and the BPF programs are done with
- * it. */
+/* ct() 'ct' of 'pkt', run as 'name', that sends the packet up as an
+ * OVS_BPF_UPCALL_CT upcall with the action list and the slot of the ct()
+ * (the BPF programs are done with it), counted under 'stat' and no other
+ * of the two ct() counters, and that asks for the TCP state move of
+ * 'tcp_old' to 'tcp_new' (0 and 0: the ct() itself is for ovs-vswitchd). */
 static void
-ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
+ct_up_check(const char *name, const struct ofpbuf *pkt,
+            struct ovs_bpf_act_ct ct, enum ovs_bpf_dp_stat stat,
+            uint8_t tcp_old, uint8_t tcp_new)
 {
+    enum ovs_bpf_dp_stat other = (stat == OVS_BPF_STAT_CT_SLOW_PATH
+                                  ? OVS_BPF_STAT_CT_TCP_STATE
+                                  : OVS_BPF_STAT_CT_SLOW_PATH);
     struct ovs_bpf_action acts[2];
     const struct ovs_bpf_action *slots;
     const struct ovs_bpf_upcall *up;
     struct ovs_bpf_flow_key key;
-    uint64_t slow;
+    uint64_t n, n_other;
     struct run r;
 
-    run_name = "ct() slow path";
+    run_name = name;
     acts[0] = ACT(CT, .u.ct = ct);
     acts[1] = ACT(RECIRC, .u.recirc.id = 3);
     del_flows();
@@ -2332,11 +2366,12 @@ ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
     add_flow(0, &key, NULL, acts, 2, 0);
     set_n_masks(1);
     poll_upcalls();
-    slow = stat_get(OVS_BPF_STAT_CT_SLOW_PATH);
+    n = stat_get(stat);
+    n_other = stat_get(other);
     run_ingress(pkt, &r);
     CHECK(r.retval == TC_ACT_SHOT, "%s: retval %u", run_name, r.retval);
-    CHECK(stat_get(OVS_BPF_STAT_CT_SLOW_PATH) == slow + 1,
-          "%s: ct_slow_path not counted", run_name);
+    CHECK(stat_get(stat) == n + 1 && stat_get(other) == n_other,
+          "%s: ct_slow_path or ct_tcp_state miscounted", run_name);
     poll_upcalls();
     CHECK(n_upcalls == 1, "%s: %d upcalls", run_name, n_upcalls);
     if (n_upcalls != 1) {
@@ -2349,15 +2384,67 @@ ct_slow_check(const struct ofpbuf *pkt, struct ovs_bpf_act_ct ct)
           && up->ct_end == 2 && up->cap_len == pkt->size,
           "%s: type %u, slot %u, end %u, %u bytes", run_name, up->type,
           up->ct_slot, up->ct_end, up->cap_len);
+    CHECK(up->ct_tcp_old == tcp_old && up->ct_tcp_new == tcp_new,
+          "%s: TCP state %u -> %u (expected %u -> %u)", run_name,
+          up->ct_tcp_old, up->ct_tcp_new, tcp_old, tcp_new);
     CHECK(slots[0].type == OVS_BPF_ACTION_CT && slots[0].u.ct.zone == ct.zone
           && slots[1].type == OVS_BPF_ACTION_RECIRC
           && slots[1].u.recirc.id == 3,
           "%s: slots %u %u", run_name, slots[0].type, slots[1].type);
 }
 
+/* The moves of TCP states that BPF and ovs-vswitchd both make
+ * (ovs_bpf_tcp_next()): a handshake, a close, an RST, a reopening. */
+static void
+tcp_next_check(void)
+{
+    static const struct {
+        uint8_t old;
+        int reply;
+        uint16_t flags;
+        uint8_t new;
+    } moves[] = {
+#define T(S) OVS_BPF_TCPS_##S
+        { T(NONE), 0, 0x002, T(SYN_SENT) },
+        { T(SYN_SENT), 1, 0x012, T(SYN_RECV) },
+        { T(SYN_RECV), 0, 0x010, T(ESTABLISHED) },
+        { T(ESTABLISHED), 0, 0x018, T(KEEP) },
+        { T(ESTABLISHED), 1, 0x011, T(FIN_WAIT) },
+        { T(FIN_WAIT), 0, 0x010, T(CLOSE_WAIT) },
+        { T(FIN_WAIT), 0, 0x011, T(LAST_ACK) },
+        { T(CLOSE_WAIT), 0, 0x011, T(LAST_ACK) },
+        { T(LAST_ACK), 1, 0x010, T(TIME_WAIT) },
+        { T(TIME_WAIT), 0, 0x010, T(KEEP) },
+        { T(TIME_WAIT), 0, 0x002, T(REOPEN) },
+        { T(CLOSE), 0, 0x002, T(REOPEN) },
+        { T(CLOSE), 1, 0x002, T(KEEP) },
+        { T(ESTABLISHED), 1, 0x014, T(CLOSE) },
+        { T(NONE), 0, 0x004, T(KEEP) },
+        { T(NONE), 0, 0x010, T(ESTABLISHED) },
+        { T(NONE), 1, 0x012, T(KEEP) },
+        { T(SYN_SENT), 1, 0x002, T(SYN_SENT2) },
+        { T(SYN_SENT2), 0, 0x012, T(SYN_RECV) },
+        { T(SYN_SENT), 0, 0x010, T(KEEP) },
+        { T(ESTABLISHED), 0, 0x002, T(KEEP) },
+#undef T
+    };
+
+    run_name = "TCP state moves";
+    for (size_t i = 0; i < ARRAY_SIZE(moves); i++) {
+        uint8_t new = ovs_bpf_tcp_next(moves[i].old, moves[i].reply,
+                                       moves[i].flags);
+
+        CHECK(new == moves[i].new, "%s: state %u, %s, flags %#x: %u "
+              "(expected %u)", run_name, moves[i].old,
+              moves[i].reply ? "reply" : "original", moves[i].flags, new,
+              moves[i].new);
+    }
+}
+
 /* ct() on the kernel's conntrack (of the test's own network namespace):
  * the states of a UDP connection in both directions, zones, marks,
- * force_commit, what the kfuncs cannot track (which goes up), ct_clear. */
+ * force_commit, what the kfuncs cannot track (which goes up), ct_clear,
+ * the TCP state moves that go up. */
 static void
 test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -2369,20 +2456,24 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
                                              | OVS_BPF_CT_F_FORCE };
     struct ovs_bpf_act_ct z7 = { .zone = 7 };
     struct ovs_bpf_act_ct z8 = { .zone = 8 };
+    struct ovs_bpf_act_ct c9 = { .zone = 9, .flags = OVS_BPF_CT_F_COMMIT };
     struct ovs_bpf_action acts[3];
     struct ovs_bpf_flow_key k;
-    struct ofpbuf pkt, rev, icmp, synack;
+    struct ofpbuf pkt, rev, icmp, synack, syn;
 
     ofpbuf_init(&pkt, 0);
     ofpbuf_init(&rev, 0);
     ofpbuf_init(&icmp, 0);
     ofpbuf_init(&synack, 0);
+    ofpbuf_init(&syn, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP);
     pkt_hex(&rev, ETH "0800 4500 001c 1234 0000 4011 0000 0a000002 0a000001 "
             "1234 0035 0008 0000");
     pkt_hex(&icmp, ETH "0800 4500 001c 1234 0000 4001 0000 " IP4A
             "0800 f7ff 0000 0000");
     pkt_hex(&synack, ETH "0800 " IP4_TCP);
+    pkt_hex(&syn, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
+            "04d2 0051 00000001 00000000 5002 2000 0000 0000");
 
     ct_check("no connection", &pkt, z7, CS_TRK | CS_NEW, 0, "10.0.0.1");
     ct_check("commit", &pkt, commit, CS_TRK | CS_NEW, 0x2a, "10.0.0.1");
@@ -2395,9 +2486,19 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
              CS_TRK | CS_NEW, 0, "10.0.0.2");
     ct_check("after force_commit", &pkt, z7, CS_TRK | CS_EST | CS_RPL, 0,
              "10.0.0.2");
-    ct_slow_check(&icmp, z7);
+    /* ICMP, which the kfuncs cannot track, goes up for its ct(). */
+    ct_up_check("ct() slow path", &icmp, z7, OVS_BPF_STAT_CT_SLOW_PATH, 0, 0);
     ct_check("SYN-ACK without a connection", &synack, z8, CS_TRK | CS_INV, 0,
              NULL);
+
+    /* TCP: the SYN's commit makes the connection in BPF, and the packet
+     * goes up for its first state; its retransmission finds the connection
+     * still without one (only ovs-vswitchd writes it) and goes up again. */
+    tcp_next_check();
+    ct_up_check("SYN", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
+                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
+    ct_up_check("SYN again", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
+                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
 
     /* ct_clear after ct(): nothing left of it. */
     run_name = "ct_clear";
@@ -2414,6 +2515,7 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&rev);
     ofpbuf_uninit(&icmp);
     ofpbuf_uninit(&synack);
+    ofpbuf_uninit(&syn);
 }
 
 static void
@@ -3001,11 +3103,12 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_flow_drop("ct with labels, no slot", &pkt, acts, 2, TC_ACT_SHOT,
                     OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL));
 
-    /* Out of tail calls: 4 set_mark (that change nothing, so that every
-     * pass matches the flow) and a recirc per pass, 6 tail calls, fail in
+    /* Out of tail calls: 4 set_ipv4 (that change nothing, so that every
+     * pass matches the flow; not one of the actions that the lookup
+     * program runs itself) and a recirc per pass, 6 tail calls, fail in
      * the 6th pass, before the recirculation limit. */
     for (i = 0; i < 4; i++) {
-        acts[i] = ACT(SET_MARK, .u.meta.value = 0, .u.meta.mask = 0);
+        acts[i] = ACT(SET_IPV4);
     }
     acts[4] = ACT(RECIRC, .u.recirc.id = 1);
     recirc_loop_for(&pkt, acts, 5);
