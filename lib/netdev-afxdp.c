@@ -285,7 +285,14 @@ struct afxdp_umem {
     /* queue's hot ones being in use (see "Layout" at the top). */          \
     C(RX_COLD_DESC,      "rx_cold_descriptors",       false)                \
     C(TX_ZC,             "tx_zero_copy_forwards",     false)                \
+    /* Packets copied into a TX frame: all of them, and by reason.  A */    \
+    /* packet not in a UMEM frame: from a port of another type, received */ \
+    /* in several frames (copied into one buffer then), or a copy the */    \
+    /* datapath made (e.g. to flood it).  A packet in a frame of a UMEM */  \
+    /* this queue does not share: another port's private UMEM or group. */  \
     C(TX_COPY,           "tx_copies",                 false)                \
+    C(TX_COPY_NOT_UMEM,  "tx_copies_not_umem",        false)                \
+    C(TX_COPY_OTHER_UMEM, "tx_copies_other_umem",     false)                \
     /* Packets not transmitted: no TX ring slot, no TX frame (even after */ \
     /* a kick and a reap), or empty or too large to transmit. */            \
     C(TX_RING_FULL,      "tx_ring_full",              true)                 \
@@ -2215,11 +2222,13 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
 /* Posts 'pkts[0]' to 'pkts[n - 1]' in the TX ring of 'xsk', each in one
  * descriptor, for as long as they fit in a frame and there are ring slots and
  * TX frames for them, with one ring reservation and one submission for all.
- * Returns the number of packets posted, adding the zero-copy forwards and
- * the copies to '*n_zc' and '*n_copies'. */
+ * Returns the number of packets posted, adding the zero-copy forwards, the
+ * copies and, of those, the AF_XDP packets of another UMEM to '*n_zc',
+ * '*n_copies' and '*n_other'. */
 static size_t
 afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
-               size_t n, uint64_t *n_zc, uint64_t *n_copies)
+               size_t n, uint64_t *n_zc, uint64_t *n_copies,
+               uint64_t *n_other)
 {
     struct afxdp_umem *umem = xsk->umem;
     struct umem_pool *pool = &xsk->tx_pool;
@@ -2264,6 +2273,7 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
         d->len = size;
         d->options = 0;
         ++*n_copies;
+        *n_other += pkt->source == DPBUF_AFXDP;
     }
 
     /* Hand back the slots reserved for packets after the one that stopped
@@ -2283,7 +2293,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     int n_txq = netdev_n_txq(netdev);
     struct xsk_socket_info *xsk;
-    uint64_t n_zc = 0, n_copies = 0;
+    uint64_t n_zc = 0, n_copies = 0, n_other = 0;
     struct dp_packet *pkt;
 
     if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
@@ -2312,7 +2322,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
 
     for (size_t i = 0; i < n_pkts; ) {
         i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
-                            &n_zc, &n_copies);
+                            &n_zc, &n_copies, &n_other);
         if (i == n_pkts) {
             break;
         }
@@ -2341,6 +2351,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
             n_zc++;
         } else {
             n_copies++;
+            n_other += pkt->source == DPBUF_AFXDP;
         }
     }
     afxdp_kick_tx(xsk, false);
@@ -2352,6 +2363,12 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     if (n_copies) {
         COVERAGE_ADD(afxdp_tx_copy, n_copies);
         afxdp_count(xsk, AFXDP_TX_COPY, n_copies);
+        if (n_copies > n_other) {
+            afxdp_count(xsk, AFXDP_TX_COPY_NOT_UMEM, n_copies - n_other);
+        }
+        if (n_other) {
+            afxdp_count(xsk, AFXDP_TX_COPY_OTHER_UMEM, n_other);
+        }
     }
 
     ovs_spin_unlock(&dev->tx_locks[qid].lock);
