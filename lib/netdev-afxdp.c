@@ -332,6 +332,8 @@ static const struct {
 /* One AF_XDP socket: one queue of a port. */
 struct xsk_socket_info {
     struct xsk_socket *xsk;
+    int fd;                     /* xsk_socket__fd(xsk), kept where the
+                                 * kicks find it in the cache. */
     struct xsk_ring_cons rx;
     struct xsk_ring_prod tx;
     struct xsk_ring_prod fill;
@@ -354,7 +356,6 @@ struct xsk_socket_info {
     struct dp_packet_afxdp **hot_free;
     unsigned int n_hot_free;
     unsigned int outstanding_tx; /* Descriptors not completed yet. */
-    uint32_t rx_descs;          /* RX descriptors consumed, wrapping. */
 
     bool need_wakeup;
     bool multi_buffer;
@@ -1011,6 +1012,7 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
         umem->multi_buffer = (cfg.bind_flags & XDP_USE_SG) != 0;
     }
     umem->slots[slot] = xsk;
+    xsk->fd = xsk_socket__fd(xsk->xsk);
     xsk->need_wakeup = umem->need_wakeup;
     xsk->multi_buffer = umem->multi_buffer;
 
@@ -1694,29 +1696,32 @@ afxdp_cons_publish(struct xsk_ring_cons *cons)
     __atomic_store_n(cons->consumer, cons->cached_cons, __ATOMIC_RELEASE);
 }
 
-/* Records that 'n' more RX descriptors were consumed.
+/* Updates what afxdp_refill() knows of the room in the fill ring from the
+ * RX ring's producer index as last read ('rx.cached_prod', read anyway to
+ * receive).
  *
  * The kernel takes a fill ring entry for each frame it receives into before
  * it posts the frame's RX descriptor, and a frame comes back to the fill
  * ring only through us, so it has consumed at least as many fill ring
- * entries as we consumed RX descriptors.  That tells afxdp_refill() how much
- * room the fill ring has without reading the kernel's consumer index, a
- * cache line that the kernel writes at every packet (most of the refill's
- * samples in a profile, where this CPU runs the kernel's receive work too).
- * It underestimates the room by the frames the kernel took and has not
- * posted yet (a zero-copy driver keeps a ring of them, the RX ring may be
- * full), which only keeps the fill ring that much less full: those frames
- * are the kernel's to receive into already.
+ * entries as it posted RX descriptors.  That gives the room without reading
+ * the fill ring's consumer index, a cache line that the kernel writes at
+ * every packet (most of the refill's samples in a profile, where this CPU
+ * runs the kernel's receive work too).  It underestimates the room by the
+ * frames the kernel took and has not posted yet (a zero-copy driver keeps a
+ * ring of them), which only keeps the fill ring that much less full: those
+ * frames are the kernel's to receive into already.  Counting only the
+ * descriptors we consumed would not do: when this thread falls behind, the
+ * frames waiting in the RX ring would be counted as still in the fill ring,
+ * which then ran dry under a burst (the kernel dropped 357 packets in "bulk
+ * TCP under CPU load").
  *
  * libxdp keeps the fill ring's 'cached_cons' 'size' ahead of the consumer
  * index; it never gets ahead of what we produced. */
 static inline void
-afxdp_fill_consumed(struct xsk_socket_info *xsk, uint32_t n)
+afxdp_fill_update(struct xsk_socket_info *xsk)
 {
-    uint32_t cons;
+    uint32_t cons = xsk->rx.cached_prod;
 
-    xsk->rx_descs += n;
-    cons = xsk->rx_descs;
     if ((int32_t) (cons - xsk->fill.cached_prod) > 0) {
         /* More descriptors than frames given: cannot happen. */
         cons = xsk->fill.cached_prod;
@@ -1728,7 +1733,7 @@ afxdp_fill_consumed(struct xsk_socket_info *xsk, uint32_t n)
 }
 
 /* Tops up the fill ring from the RX pool, in batches, as far as
- * afxdp_fill_consumed() knows it has room: no memory the kernel writes is
+ * afxdp_fill_update() knows it has room: no memory the kernel writes is
  * read. */
 static void
 afxdp_refill(struct xsk_socket_info *xsk)
@@ -1829,13 +1834,14 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     afxdp_tx_poll(dev, xsk);
 
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
+    afxdp_fill_update(xsk);
     if (!rcvd) {
         /* Only the first time, or when the RX pool ran dry and frames came
-         * back to it: the room only grows when we receive. */
+         * back to it: the room only grows when the kernel posts packets. */
         afxdp_refill(xsk);
         if (xsk->need_wakeup && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
             /* The driver sleeps until we poke it. */
-            recvfrom(xsk_socket__fd(xsk->xsk), NULL, 0, MSG_DONTWAIT,
+            recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT,
                      NULL, NULL);
         }
         if (qfill) {
@@ -1912,7 +1918,6 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
         dp_packet_batch_add(batch, &xpacket->packet);
     }
     afxdp_cons_publish(&xsk->rx);
-    afxdp_fill_consumed(xsk, rcvd);
 
     if (OVS_UNLIKELY(bad)) {
         COVERAGE_ADD(afxdp_rx_invalid_desc, bad);
@@ -2083,7 +2088,7 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
         return;
     }
 
-    int fd = xsk_socket__fd(xsk->xsk);
+    int fd = xsk->fd;
 
     for (int i = 0; i < AFXDP_KICK_MAX; i++) {
         uint32_t before = __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE);
