@@ -288,7 +288,14 @@ struct afxdp_umem {
     /* queue's hot ones being in use (see "Layout" at the top). */          \
     C(RX_COLD_DESC,      "rx_cold_descriptors",       false)                \
     C(TX_ZC,             "tx_zero_copy_forwards",     false)                \
+    /* Packets copied into a TX frame: all of them, and by reason.  A */    \
+    /* packet not in a UMEM frame: from a port of another type, received */ \
+    /* in several frames (copied into one buffer then), or a copy the */    \
+    /* datapath made (e.g. to flood it).  A packet in a frame of a UMEM */  \
+    /* this queue does not share: another port's private UMEM or group. */  \
     C(TX_COPY,           "tx_copies",                 false)                \
+    C(TX_COPY_NOT_UMEM,  "tx_copies_not_umem",        false)                \
+    C(TX_COPY_OTHER_UMEM, "tx_copies_other_umem",     false)                \
     /* Packets not transmitted: no TX ring slot, no TX frame (even after */ \
     /* a kick and a reap), or empty or too large to transmit. */            \
     C(TX_RING_FULL,      "tx_ring_full",              true)                 \
@@ -328,6 +335,8 @@ static const struct {
 /* One AF_XDP socket: one queue of a port. */
 struct xsk_socket_info {
     struct xsk_socket *xsk;
+    int fd;                     /* xsk_socket__fd(xsk), kept where the
+                                 * kicks find it in the cache. */
     struct xsk_ring_cons rx;
     struct xsk_ring_prod tx;
     struct xsk_ring_prod fill;
@@ -1028,6 +1037,7 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
         umem->multi_buffer = (cfg.bind_flags & XDP_USE_SG) != 0;
     }
     umem->slots[slot] = xsk;
+    xsk->fd = xsk_socket__fd(xsk->xsk);
     xsk->need_wakeup = umem->need_wakeup;
     xsk->multi_buffer = umem->multi_buffer;
 
@@ -1693,36 +1703,98 @@ afxdp_rx_packet_init(struct dp_packet *pkt, char *frame, uint64_t offset,
     pkt->packet_type = htonl(PT_ETH);
 }
 
-/* Tops up the fill ring from the RX pool, in batches. */
-static void
-afxdp_refill(struct xsk_socket_info *xsk)
+/* Publishes all that was reserved in 'prod' to the kernel.  The same as
+ * xsk_ring_prod__submit() for all of it, without reading the producer
+ * index back: our 'cached_prod' is what it will be. */
+static inline void
+afxdp_prod_publish(struct xsk_ring_prod *prod)
 {
-    void *frames[AFXDP_FILL_BATCH];
-    unsigned int n;
-    uint32_t idx;
+    __atomic_store_n(prod->producer, prod->cached_prod, __ATOMIC_RELEASE);
+}
 
-    if (xsk_prod_nb_free(&xsk->fill, AFXDP_FILL_BATCH) < AFXDP_FILL_BATCH) {
-        return;
+/* Releases all that was peeked from 'cons' to the kernel, like
+ * xsk_ring_cons__release() for all of it, without reading the consumer
+ * index back. */
+static inline void
+afxdp_cons_publish(struct xsk_ring_cons *cons)
+{
+    __atomic_store_n(cons->consumer, cons->cached_cons, __ATOMIC_RELEASE);
+}
+
+/* Updates what afxdp_refill() knows of the room in the fill ring from the
+ * RX ring's producer index as last read ('rx.cached_prod', read anyway to
+ * receive).
+ *
+ * The kernel takes a fill ring entry for each frame it receives into before
+ * it posts the frame's RX descriptor, and a frame comes back to the fill
+ * ring only through us, so it has consumed at least as many fill ring
+ * entries as it posted RX descriptors.  That gives the room without reading
+ * the fill ring's consumer index, a cache line that the kernel writes at
+ * every packet (most of the refill's samples in a profile, where this CPU
+ * runs the kernel's receive work too).  It underestimates the room by the
+ * frames the kernel took and has not posted yet (a zero-copy driver keeps a
+ * ring of them), which only keeps the fill ring that much less full: those
+ * frames are the kernel's to receive into already.  Counting only the
+ * descriptors we consumed would not do: when this thread falls behind, the
+ * frames waiting in the RX ring would be counted as still in the fill ring,
+ * which then ran dry under a burst (the kernel dropped 357 packets in "bulk
+ * TCP under CPU load").
+ *
+ * libxdp keeps the fill ring's 'cached_cons' 'size' ahead of the consumer
+ * index; it never gets ahead of what we produced. */
+static inline void
+afxdp_fill_update(struct xsk_socket_info *xsk)
+{
+    uint32_t cons = xsk->rx.cached_prod;
+
+    if ((int32_t) (cons - xsk->fill.cached_prod) > 0) {
+        /* More descriptors than frames given: cannot happen. */
+        cons = xsk->fill.cached_prod;
     }
-    n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
-    if (!n) {
-        COVERAGE_INC(afxdp_rx_fill_short);
-        afxdp_count(xsk, AFXDP_RX_POOL_EMPTY, 1);
-        return;
+    cons += xsk->fill.size;
+    if ((int32_t) (cons - xsk->fill.cached_cons) > 0) {
+        xsk->fill.cached_cons = cons;
     }
-    if (!xsk_ring_prod__reserve(&xsk->fill, n, &idx)) {
-        /* Cannot happen: we just saw the room and are the only producer.
-         * Keep the frames anyway. */
-        for (unsigned int i = 0; i < n; i++) {
-            umem_pool_push(&xsk->rx_pool, frames[i]);
+}
+
+/* Tops up the fill ring from the RX pool, in batches, as far as
+ * afxdp_fill_update() knows it has room, without reading memory the kernel
+ * writes.  'backlog' says that the receive found a full batch: this thread
+ * may be behind, the RX producer index it last read stale, and the kernel
+ * eating the fill ring meanwhile.  Then, if that bound leaves no room, the
+ * fill ring's consumer index is read as it always was: without that, "bulk
+ * TCP under CPU load" saw the kernel drop 45 packets of a burst for want of
+ * fill ring entries. */
+static void
+afxdp_refill(struct xsk_socket_info *xsk, bool backlog)
+{
+    uint32_t room = xsk->fill.cached_cons - xsk->fill.cached_prod;
+
+    if (room < AFXDP_FILL_BATCH && backlog) {
+        room = xsk_prod_nb_free(&xsk->fill, AFXDP_FILL_BATCH);
+    }
+
+    while (room >= AFXDP_FILL_BATCH) {
+        void *frames[AFXDP_FILL_BATCH];
+        unsigned int n;
+        uint32_t idx;
+
+        n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
+        if (!n) {
+            COVERAGE_INC(afxdp_rx_fill_short);
+            afxdp_count(xsk, AFXDP_RX_POOL_EMPTY, 1);
+            return;
         }
-        return;
+        /* xsk_ring_prod__reserve(), knowing the room. */
+        idx = xsk->fill.cached_prod;
+        xsk->fill.cached_prod += n;
+        for (unsigned int i = 0; i < n; i++) {
+            *xsk_ring_prod__fill_addr(&xsk->fill, idx + i)
+                = (char *) frames[i] - xsk->umem->area;
+        }
+        afxdp_prod_publish(&xsk->fill);
+        room -= n;
     }
-    for (unsigned int i = 0; i < n; i++) {
-        *xsk_ring_prod__fill_addr(&xsk->fill, idx + i)
-            = (char *) frames[i] - xsk->umem->area;
-    }
-    xsk_ring_prod__submit(&xsk->fill, n);
 }
 
 /* Copies the chain of descriptors that starts at 'idx' (multi-buffer
@@ -1794,13 +1866,16 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     umem = xsk->umem;
 
     afxdp_tx_poll(dev, xsk);
-    afxdp_refill(xsk);
 
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
+    afxdp_fill_update(xsk);
     if (!rcvd) {
+        /* Only the first time, or when the RX pool ran dry and frames came
+         * back to it: the room only grows when the kernel posts packets. */
+        afxdp_refill(xsk, false);
         if (xsk->need_wakeup && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
             /* The driver sleeps until we poke it. */
-            recvfrom(xsk_socket__fd(xsk->xsk), NULL, 0, MSG_DONTWAIT,
+            recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT,
                      NULL, NULL);
         }
         if (qfill) {
@@ -1809,18 +1884,22 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
         return EAGAIN;
     }
 
-    /* Fetch the packets' first bytes, which dpif-netdev parses next.  The
-     * packet descriptors are the hot ones, in the cache; when those run
-     * out, the frames' own, scattered over a large array, are fetched
-     * too. */
-    bool cold = xsk->n_hot_free < rcvd;
+    /* The packet descriptors are the hot ones, in the cache; when those
+     * run out, fetch the frames' own, scattered over a large array.
+     *
+     * The packets' data is not prefetched.  Each frame is a page of its
+     * own, out of the TLB when the packet arrives, and a prefetch that
+     * misses the TLB walks the page tables before it retires: in profiles
+     * on a virtual machine, a loop that prefetched the data took 47% to 58%
+     * of this function's samples, stalled rather than overlapped with
+     * anything.  Without it dpif-netdev's parsing takes that miss, as it
+     * does with OVS 3.1's netdev, which never prefetched. */
+    if (OVS_UNLIKELY(xsk->n_hot_free < rcvd)) {
+        for (i = 0; i < rcvd; i++) {
+            const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx,
+                                                              idx + i);
 
-    for (i = 0; i < rcvd; i++) {
-        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
-
-        if (OVS_LIKELY(d->addr < umem->size)) {
-            OVS_PREFETCH(umem->area + d->addr);
-            if (OVS_UNLIKELY(cold)) {
+            if (OVS_LIKELY(d->addr < umem->size)) {
                 OVS_PREFETCH_WRITE(afxdp_xpacket_of_frame(
                                        umem, umem->area
                                              + (d->addr
@@ -1872,7 +1951,7 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
                              d->addr & AFXDP_FRAME_MASK, d->len);
         dp_packet_batch_add(batch, &xpacket->packet);
     }
-    xsk_ring_cons__release(&xsk->rx, rcvd);
+    afxdp_cons_publish(&xsk->rx);
 
     if (OVS_UNLIKELY(bad)) {
         COVERAGE_ADD(afxdp_rx_invalid_desc, bad);
@@ -1888,7 +1967,7 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
 
     /* Refill right away so that the kernel does not run dry during the
      * time the datapath takes to process this batch. */
-    afxdp_refill(xsk);
+    afxdp_refill(xsk, rcvd >= NETDEV_MAX_BURST);
 
     if (qfill) {
         *qfill = xsk_cons_nb_avail(&xsk->rx, UINT32_MAX);
@@ -1984,7 +2063,7 @@ afxdp_complete_tx(struct xsk_socket_info *xsk)
             afxdp_return_frame(xsk, xsk->umem->area
                                     + (addr & ~AFXDP_FRAME_MASK));
         }
-        xsk_ring_cons__release(&xsk->comp, n);
+        afxdp_cons_publish(&xsk->comp);
         xsk->outstanding_tx -= MIN(n, xsk->outstanding_tx);
         total += n;
         if (n < AFXDP_COMP_BATCH) {
@@ -2043,7 +2122,7 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
         return;
     }
 
-    int fd = xsk_socket__fd(xsk->xsk);
+    int fd = xsk->fd;
 
     for (int i = 0; i < AFXDP_KICK_MAX; i++) {
         uint32_t before = __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE);
@@ -2240,11 +2319,13 @@ afxdp_tx_one(struct xsk_socket_info *xsk, struct dp_packet *pkt, bool *zc,
 /* Posts 'pkts[0]' to 'pkts[n - 1]' in the TX ring of 'xsk', each in one
  * descriptor, for as long as they fit in a frame and there are ring slots and
  * TX frames for them, with one ring reservation and one submission for all.
- * Returns the number of packets posted, adding the zero-copy forwards and
- * the copies to '*n_zc' and '*n_copies'. */
+ * Returns the number of packets posted, adding the zero-copy forwards, the
+ * copies and, of those, the AF_XDP packets of another UMEM to '*n_zc',
+ * '*n_copies' and '*n_other'. */
 static size_t
 afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
-               size_t n, uint64_t *n_zc, uint64_t *n_copies)
+               size_t n, uint64_t *n_zc, uint64_t *n_copies,
+               uint64_t *n_other)
 {
     struct afxdp_umem *umem = xsk->umem;
     struct umem_pool *pool = &xsk->tx_pool;
@@ -2289,13 +2370,14 @@ afxdp_tx_burst(struct xsk_socket_info *xsk, struct dp_packet **pkts,
         d->len = size;
         d->options = 0;
         ++*n_copies;
+        *n_other += pkt->source == DPBUF_AFXDP;
     }
 
     /* Hand back the slots reserved for packets after the one that stopped
      * the burst: libxdp has no call for this, and 'cached_prod' is only
      * ours until the submission publishes it. */
     xsk->tx.cached_prod -= n - i;
-    xsk_ring_prod__submit(&xsk->tx, i);
+    afxdp_prod_publish(&xsk->tx);
     xsk->outstanding_tx += i;
     return i;
 }
@@ -2308,7 +2390,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     int n_txq = netdev_n_txq(netdev);
     struct xsk_socket_info *xsk;
-    uint64_t n_zc = 0, n_copies = 0;
+    uint64_t n_zc = 0, n_copies = 0, n_other = 0;
     struct dp_packet *pkt;
 
     if (OVS_UNLIKELY(!n_txq || !dev->xsks)) {
@@ -2337,7 +2419,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
 
     for (size_t i = 0; i < n_pkts; ) {
         i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
-                            &n_zc, &n_copies);
+                            &n_zc, &n_copies, &n_other);
         if (i == n_pkts) {
             break;
         }
@@ -2360,14 +2442,23 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
             afxdp_count(xsk, why, 1);
             continue;
         }
-        xsk_ring_prod__submit(&xsk->tx, n);
+        afxdp_prod_publish(&xsk->tx);
         xsk->outstanding_tx += n;
         if (zc) {
             n_zc++;
         } else {
             n_copies++;
+            n_other += pkt->source == DPBUF_AFXDP;
         }
     }
+
+    /* Free the packets now, while what the loop above read of them is in
+     * the cache: the kick runs the kernel's transmit (and, on a veth, the
+     * receive of its peer) on this CPU, after which reading each packet's
+     * source missed the cache (a fifth of this function's samples in a
+     * profile).  Their data is in the TX frames or, forwarded without a
+     * copy, in the TX ring already. */
+    afxdp_delete_batch(batch);
     afxdp_kick_tx(xsk, false);
 
     if (n_zc) {
@@ -2377,11 +2468,15 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     if (n_copies) {
         COVERAGE_ADD(afxdp_tx_copy, n_copies);
         afxdp_count(xsk, AFXDP_TX_COPY, n_copies);
+        if (n_copies > n_other) {
+            afxdp_count(xsk, AFXDP_TX_COPY_NOT_UMEM, n_copies - n_other);
+        }
+        if (n_other) {
+            afxdp_count(xsk, AFXDP_TX_COPY_OTHER_UMEM, n_other);
+        }
     }
 
     ovs_spin_unlock(&dev->tx_locks[qid].lock);
-
-    afxdp_delete_batch(batch);
     return 0;
 }
 
