@@ -933,10 +933,12 @@ md_orig_tuple(const struct pkt_metadata *md, const struct slow_pkt *p,
         if (!is_icmp_proto(pt->l3_type, pt->ip_proto)) {
             return false;
         }
+        /* The ports share their bytes with the ICMP fields (unions in
+         * struct ct_dpif_tuple): cleared first, not after. */
+        t->src_port = t->dst_port = 0;
         t->icmp_type = ntohs(sport);
         t->icmp_code = ntohs(dport);
         t->icmp_id = pt->icmp_id;
-        t->src_port = t->dst_port = 0;
     }
     return true;
 }
