@@ -101,13 +101,27 @@ ovs_bpf_nsh_proto(struct __sk_buff *skb)
     return 0;
 }
 
+/* The flags (2 bits) and TTL (6 bits) of the NSH header 'hdr', from its
+ * first two bytes: version (2 bits), flags, TTL, length (6 bits). */
+static __always_inline __u8
+ovs_bpf_nsh_flags(const __u8 *hdr)
+{
+    return (hdr[0] >> 4) & 0x3;
+}
+
+static __always_inline __u8
+ovs_bpf_nsh_ttl(const __u8 *hdr)
+{
+    return ((hdr[0] & 0xf) << 2) | (hdr[1] >> 6);
+}
+
 /* Fills the NSH fields of the key from the 'hdr_len' bytes header 'hdr',
  * as ovs_bpf_parse_nsh() would. */
 static __always_inline void
 ovs_bpf_nsh_key(struct ovs_bpf_flow_key *k, const __u8 *hdr, __u32 hdr_len)
 {
-    k->nsh.flags = (hdr[0] >> 4) & 0x3;
-    k->nsh.ttl = ((hdr[0] & 0xf) << 2) | (hdr[1] >> 6);
+    k->nsh.flags = ovs_bpf_nsh_flags(hdr);
+    k->nsh.ttl = ovs_bpf_nsh_ttl(hdr);
     k->nsh.mdtype = hdr[2];
     k->nsh.np = hdr[3];
     __builtin_memcpy(&k->nsh.path_hdr, hdr + 4, 4);
@@ -257,8 +271,8 @@ ovs_bpf_act_set_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         md1 = false;
     }
 
-    flags = (hdr[0] >> 4) & 0x3;
-    ttl = ((hdr[0] & 0xf) << 2) | (hdr[1] >> 6);
+    flags = ovs_bpf_nsh_flags(hdr);
+    ttl = ovs_bpf_nsh_ttl(hdr);
     flags = ((flags & ~n->flags_mask) | (n->flags & n->flags_mask)) & 0x3;
     ttl = ((ttl & ~n->ttl_mask) | (n->ttl & n->ttl_mask)) & 0x3f;
     hdr[0] = (hdr[0] & 0xc0) | (flags << 4) | (ttl >> 2);
