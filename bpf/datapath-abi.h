@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 12
+#define OVS_BPF_ABI_VERSION 13
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -338,7 +338,10 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(POP_ETH, pop_eth)                /* no argument */       \
     OVS_BPF_ACTION(PUSH_MPLS, push_mpls)            /* u.mpls */            \
     OVS_BPF_ACTION(POP_MPLS, pop_mpls)              /* u.mpls */            \
-    OVS_BPF_ACTION(SET_MPLS, set_mpls)              /* u.mpls, masked */
+    OVS_BPF_ACTION(SET_MPLS, set_mpls)              /* u.mpls, masked */ \
+    OVS_BPF_ACTION(PUSH_NSH_ETH, push_nsh_eth)      /* u.push_nsh */        \
+    OVS_BPF_ACTION(POP_ETH_NSH, pop_eth_nsh)        /* no argument */       \
+    OVS_BPF_ACTION(SET_NSH, set_nsh)                /* u.set_nsh, masked */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -560,6 +563,35 @@ struct ovs_bpf_act_mpls {
     __u16 pad;
 };
 
+/* OVS_BPF_ACTION_PUSH_NSH_ETH, _POP_ETH_NSH and _SET_NSH
+ * (bpf/actions-nsh.h), of Ethernet frames only:
+ *
+ *   - PUSH_NSH_ETH is push_nsh followed by push_eth: the frame (with its
+ *     VLAN tags) goes behind the NSH header 'hdr' ('hdr_len' bytes as on
+ *     the wire: MD type 1, or MD type 2 with at most
+ *     OVS_BPF_NSH_PUSH_MAX_LEN - 8 bytes of TLVs) and a new Ethernet header
+ *     from 'eth_src' to 'eth_dst', ethertype NSH.
+ *   - POP_ETH_NSH is pop_eth followed by pop_nsh: the Ethernet frame that
+ *     an NSH packet carries (next protocol Ethernet) is what is left.
+ *   - SET_NSH sets the flags, TTL, service path header and (MD type 1)
+ *     context to (old & ~mask) | (value & mask); set(nsh) has all-ones
+ *     masks.  A packet that is not NSH is left alone. */
+#define OVS_BPF_NSH_PUSH_MAX_LEN 40
+struct ovs_bpf_act_push_nsh {
+    __u8 eth_dst[6];
+    __u8 eth_src[6];
+    __u32 hdr_len;              /* 8 to OVS_BPF_NSH_PUSH_MAX_LEN, 4n. */
+    __u8 hdr[OVS_BPF_NSH_PUSH_MAX_LEN];
+};
+
+struct ovs_bpf_act_set_nsh {
+    __u8 flags, flags_mask;     /* 2 bits. */
+    __u8 ttl, ttl_mask;         /* 6 bits. */
+    __be32 path_hdr, path_hdr_mask;
+    __be32 context[OVS_BPF_NSH_CONTEXT_WORDS];
+    __be32 context_mask[OVS_BPF_NSH_CONTEXT_WORDS];
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -584,6 +616,8 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_ct ct;
         struct ovs_bpf_act_ct_label ct_label;
         struct ovs_bpf_act_mpls mpls;
+        struct ovs_bpf_act_push_nsh push_nsh;
+        struct ovs_bpf_act_set_nsh set_nsh;
         __u8 raw[56];
     } u;
 };

@@ -57,6 +57,7 @@
 #include "bpf/actions-set.h"
 #include "bpf/actions-vlan.h"
 #include "bpf/actions-mpls.h"
+#include "bpf/actions-nsh.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
 #include "bpf/actions-meter.h"
@@ -189,6 +190,9 @@ OVS_BPF_ACTION_PROG(ct_clear, ovs_bpf_act_ct_clear__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(push_mpls, ovs_bpf_act_push_mpls__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(pop_mpls, ovs_bpf_act_pop_mpls__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(set_mpls, ovs_bpf_act_set_mpls__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(push_nsh_eth, ovs_bpf_act_push_nsh_eth__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(pop_eth_nsh, ovs_bpf_act_pop_eth_nsh__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(set_nsh, ovs_bpf_act_set_nsh__(skb, s, a, idx))
 
 /* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
  * skips it: a chain that comes to run it is malformed. */

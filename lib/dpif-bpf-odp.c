@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "dp-packet.h"
 #include "flow.h"
 #include "netlink.h"
 #include "odp-netlink.h"
@@ -745,6 +746,8 @@ struct act_xlate {
     bool bpf_pop_eth;           /* With 'not_eth': a POP_ETH slot took the
                                  * header off, for the outputs to layer 3
                                  * ports that follow (bpf/actions.h). */
+    bool nsh_pair;              /* The PUSH_NSH_ETH or POP_ETH_NSH slot of
+                                 * the previous action does this one too. */
     int nesting;                /* Within clone(), sample(),
                                  * check_pkt_len(). */
 };
@@ -1235,6 +1238,102 @@ check_nsh_action(struct act_xlate *x, const struct nlattr *a, int type)
     }
 }
 
+/* Translates push_nsh 'a' (checked already), if the next action of its
+ * list ('last' if none) is a push_eth, into a PUSH_NSH_ETH slot that does
+ * both.  Returns false if it cannot: the packet goes through
+ * ovs-vswitchd. */
+static bool
+xlate_push_nsh_eth(struct act_xlate *x, const struct nlattr *a, bool last)
+{
+    union {
+        struct nsh_hdr nsh;
+        uint8_t bytes[NSH_HDR_MAX_LEN];
+    } buf;
+    struct nsh_hdr *nsh = &buf.nsh;
+    const struct ovs_action_push_eth *eth;
+    const struct nlattr *next;
+    struct ovs_bpf_action *s;
+    size_t hdr_len;
+
+    next = last ? NULL : nl_attr_next(a);
+    if (!next || nl_attr_type(next) != OVS_ACTION_ATTR_PUSH_ETH
+        || nl_attr_get_size(next) != sizeof *eth
+        || odp_nsh_hdr_from_attr(nl_attr_get(a), nsh, sizeof buf)
+           != ODP_FIT_PERFECT) {
+        return false;
+    }
+    hdr_len = nsh_hdr_len(nsh);
+    if (hdr_len < NSH_BASE_HDR_LEN || hdr_len > OVS_BPF_NSH_PUSH_MAX_LEN) {
+        return false;
+    }
+    eth = nl_attr_get(next);
+    s = new_slot(x, OVS_BPF_ACTION_PUSH_NSH_ETH);
+    memcpy(s->u.push_nsh.eth_dst, &eth->addresses.eth_dst, ETH_ADDR_LEN);
+    memcpy(s->u.push_nsh.eth_src, &eth->addresses.eth_src, ETH_ADDR_LEN);
+    s->u.push_nsh.hdr_len = hdr_len;
+    memcpy(s->u.push_nsh.hdr, buf.bytes, hdr_len);
+    return true;
+}
+
+/* Translates pop_eth 'a' of an Ethernet frame, if the next action of its
+ * list ('last' if none) is a pop_nsh, into a POP_ETH_NSH slot that does
+ * both.  Only as the flow's first action: an NSH packet that does not
+ * carry an Ethernet frame goes up from there as a slow path packet, which
+ * ovs-vswitchd then runs the flow's actions on (bpf/actions-nsh.h).
+ * Returns false if it cannot. */
+static bool
+xlate_pop_eth_nsh(struct act_xlate *x, const struct nlattr *a, bool last)
+{
+    const struct nlattr *next = last ? NULL : nl_attr_next(a);
+
+    if (!next || nl_attr_type(next) != OVS_ACTION_ATTR_POP_NSH
+        || x->nesting || x->n) {
+        return false;
+    }
+    new_slot(x, OVS_BPF_ACTION_POP_ETH_NSH);
+    x->not_eth = true;
+    x->l3_type = htons(ETH_TYPE_NSH);
+    x->nsh_pair = true;
+    return true;
+}
+
+/* Translates set(nsh(...)) or, if 'masked', set_masked(nsh(...)) whose
+ * OVS_KEY_ATTR_NSH (checked already) is 'key' into SET_NSH slot 's', as
+ * odp_execute_actions() sets them: set() sets the base header's fields,
+ * and the MD type 1 context if it has one. */
+static void
+xlate_set_nsh(struct ovs_bpf_action *s, const struct nlattr *key,
+              bool masked)
+{
+    struct ovs_bpf_act_set_nsh *n = &s->u.set_nsh;
+    struct ovs_key_nsh v, m;
+
+    memset(&v, 0, sizeof v);
+    memset(&m, 0, sizeof m);
+    if (masked) {
+        odp_nsh_key_from_attr(key, &v, &m, NULL);
+    } else {
+        odp_nsh_key_from_attr(key, &v, NULL, NULL);
+        if (nl_attr_find_nested(key, OVS_NSH_KEY_ATTR_BASE)) {
+            m.flags = m.ttl = UINT8_MAX;
+            m.path_hdr = OVS_BE32_MAX;
+        }
+        if (nl_attr_find_nested(key, OVS_NSH_KEY_ATTR_MD1)) {
+            memset(m.context, 0xff, sizeof m.context);
+        }
+    }
+    n->flags = v.flags;
+    n->flags_mask = m.flags;
+    n->ttl = v.ttl;
+    n->ttl_mask = m.ttl;
+    n->path_hdr = v.path_hdr;
+    n->path_hdr_mask = m.path_hdr;
+    for (int i = 0; i < OVS_BPF_NSH_CONTEXT_WORDS; i++) {
+        n->context[i] = v.context[i];
+        n->context_mask[i] = m.context[i];
+    }
+}
+
 /* Returns true if action 'a' may follow a pop_eth that BPF runs (see
  * struct act_xlate's 'bpf_pop_eth'). */
 static bool
@@ -1718,10 +1817,17 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             }
             if (nl_attr_type(key) == OVS_KEY_ATTR_NSH) {
                 /* Nested attributes, each with its own mask in
-                 * set_masked(): odp_execute_actions() runs it. */
+                 * set_masked().  BPF sets the NSH header of an Ethernet
+                 * frame; odp_execute_actions() the one of a packet without
+                 * Ethernet header. */
                 error = check_nsh_action(x, a, type);
                 if (!error) {
-                    x->userspace_only = true;
+                    if (x->not_eth) {
+                        x->userspace_only = true;
+                    } else {
+                        xlate_set_nsh(new_slot(x, OVS_BPF_ACTION_SET_NSH),
+                                      key, type == OVS_ACTION_ATTR_SET_MASKED);
+                    }
                     *modifies = true;
                 }
                 break;
@@ -1908,6 +2014,18 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
 
         case OVS_ACTION_ATTR_PUSH_ETH:
         case OVS_ACTION_ATTR_POP_ETH:
+            if (x->nsh_pair) {
+                /* push_eth after push_nsh: in the PUSH_NSH_ETH slot. */
+                x->nsh_pair = false;
+                x->not_eth = false;
+                x->l3_type = 0;
+                break;
+            }
+            if (type == OVS_ACTION_ATTR_POP_ETH && !x->not_eth
+                && xlate_pop_eth_nsh(x, a, last)) {
+                *modifies = true;
+                break;
+            }
             /* With MPLS: decap() of an MPLS packet that carries IP, then
              * encap(ethernet).  odp_execute_actions() runs them; the state
              * in between is checked above.  A pop_eth before the output to
@@ -1938,16 +2056,29 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
             break;
 
         case OVS_ACTION_ATTR_PUSH_NSH:
-        case OVS_ACTION_ATTR_POP_NSH:
-            /* As for MPLS, no BPF helper changes an skb's protocol to or
-             * from NSH: odp_execute_actions() runs them, in ovs-vswitchd
-             * (see check_nsh_action() for what is refused). */
+        case OVS_ACTION_ATTR_POP_NSH: {
+            /* push_nsh of an Ethernet frame followed by push_eth, and
+             * pop_eth followed by pop_nsh, run in BPF as one slot each
+             * (bpf/actions-nsh.h), which the first of the pair made.
+             * odp_execute_actions() runs the rest, in ovs-vswitchd (see
+             * check_nsh_action() for what is refused). */
+            bool had_eth = !x->not_eth;
+            bool pair = x->nsh_pair;
+
             error = check_nsh_action(x, a, type);
-            if (!error) {
+            if (error) {
+                break;
+            }
+            *modifies = true;
+            x->nsh_pair = false;
+            if (type == OVS_ACTION_ATTR_PUSH_NSH && had_eth && !x->nesting
+                && xlate_push_nsh_eth(x, a, last)) {
+                x->nsh_pair = true;
+            } else if (!pair) {
                 x->userspace_only = true;
-                *modifies = true;
             }
             break;
+        }
 
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
         case OVS_ACTION_ATTR_TUNNEL_POP:
@@ -1986,6 +2117,29 @@ dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
     memset(&slots[x.n], 0, (OVS_BPF_MAX_ACTIONS - x.n) * sizeof *slots);
     *n_slots = x.n;
     return 0;
+}
+
+/* Returns true if the BPF programs would send 'packet' up as a slow path
+ * packet from the first of 'slots' ('n' of them): the pop of an NSH packet
+ * that does not carry an Ethernet frame (see xlate_pop_eth_nsh()).  A flow
+ * of such packets is a flow of ovs-vswitchd's; a downcall has no flow, so
+ * ovs-vswitchd executes such a packet itself. */
+bool
+dpif_bpf_odp_execute_in_userspace(const struct ovs_bpf_action *slots,
+                                  uint32_t n, const struct dp_packet *packet)
+{
+    const uint8_t *data = dp_packet_data(packet);
+    ovs_be16 type;
+
+    if (!n || slots[0].type != OVS_BPF_ACTION_POP_ETH_NSH) {
+        return false;
+    }
+    if (dp_packet_size(packet) < ETH_HEADER_LEN + NSH_BASE_HDR_LEN) {
+        return true;
+    }
+    memcpy(&type, data + 2 * ETH_ADDR_LEN, sizeof type);
+    return (type != htons(ETH_TYPE_NSH)
+            || data[ETH_HEADER_LEN + 3] != NSH_P_ETHERNET);
 }
 
 /* Layer 3 flows. */
@@ -2488,6 +2642,37 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             ds_put_format(s, "(lse=%#"PRIx32"/%#"PRIx32")",
                           ntohl(a->u.mpls.lse), ntohl(a->u.mpls.lse_mask));
             break;
+        case OVS_BPF_ACTION_PUSH_NSH_ETH: {
+            const struct ovs_bpf_act_push_nsh *p = &a->u.push_nsh;
+            struct eth_addr dst, src;
+
+            memcpy(&dst, p->eth_dst, sizeof dst);
+            memcpy(&src, p->eth_src, sizeof src);
+            ds_put_format(s, "(src="ETH_ADDR_FMT",dst="ETH_ADDR_FMT",hdr=",
+                          ETH_ADDR_ARGS(src), ETH_ADDR_ARGS(dst));
+            for (uint32_t j = 0; j < p->hdr_len && j < sizeof p->hdr; j++) {
+                ds_put_format(s, "%02"PRIx8, p->hdr[j]);
+            }
+            ds_put_char(s, ')');
+            break;
+        }
+        case OVS_BPF_ACTION_SET_NSH: {
+            const struct ovs_bpf_act_set_nsh *sn = &a->u.set_nsh;
+
+            ds_put_format(s, "(flags=%#"PRIx8"/%#"PRIx8",ttl=%"PRIu8
+                          "/%#"PRIx8",path_hdr=%#"PRIx32"/%#"PRIx32,
+                          sn->flags, sn->flags_mask, sn->ttl, sn->ttl_mask,
+                          ntohl(sn->path_hdr), ntohl(sn->path_hdr_mask));
+            for (int j = 0; j < OVS_BPF_NSH_CONTEXT_WORDS; j++) {
+                if (sn->context_mask[j]) {
+                    ds_put_format(s, ",c%d=%#"PRIx32"/%#"PRIx32, j + 1,
+                                  ntohl(sn->context[j]),
+                                  ntohl(sn->context_mask[j]));
+                }
+            }
+            ds_put_char(s, ')');
+            break;
+        }
         case OVS_BPF_ACTION_CT_LABEL:
             /* Not after a ct() with labels: shown as it is. */
             ds_put_cstr(s, "(");
@@ -2500,6 +2685,7 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_POP_VLAN:
         case OVS_BPF_ACTION_CT_CLEAR:
         case OVS_BPF_ACTION_POP_ETH:
+        case OVS_BPF_ACTION_POP_ETH_NSH:
         case __OVS_BPF_ACTION_MAX:
         default:
             break;

@@ -200,6 +200,10 @@ void dpif_bpf_table_key_normalize(unsigned int table,
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
                             struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS],
                             uint32_t *n_slots);
+struct dp_packet;
+bool dpif_bpf_odp_execute_in_userspace(const struct ovs_bpf_action *,
+                                       uint32_t n_slots,
+                                       const struct dp_packet *);
 
 /* Layer 3 flows: flows of packets that are not Ethernet frames (a
  * packet_type other than Ethernet, after pop_eth and a recirculation),

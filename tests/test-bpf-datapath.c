@@ -2208,6 +2208,178 @@ test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
+/* NSH. */
+
+#define NSH_ETH "f2ff00000002 f2ff00000001 894f "
+/* MD type 1, TTL 63, SPI 0x1234, SI 255, c1 0x11223344. */
+#define NSH_MD1 "0fc6 0103 001234ff 11223344 00000000 00000000 00000000 "
+/* MD type 2 without TLVs, and with one 4-byte TLV. */
+#define NSH_MD2 "0fc2 0203 001234ff "
+#define NSH_MD2_TLV "0fc4 0203 001234ff 0102 0301 aabbccdd "
+#define NSH_IP6_TCP "60000000 0014 0640 " \
+    "20010db8000000000000000000000001 " \
+    "20010db8000000000000000000000002 " TCP
+#define ARP "0001 0800 0604 0001 0a0000000001 0a000001 000000000000 " \
+    "0a000002"
+
+/* A PUSH_NSH_ETH slot that puts the header 'hdr' (hex) in front of the
+ * frame, under NSH_ETH's addresses. */
+static struct ovs_bpf_action
+push_nsh_act(const char *hdr)
+{
+    struct ovs_bpf_action a = ACT(PUSH_NSH_ETH);
+    struct eth_addr ea;
+    struct ofpbuf b;
+
+    ofpbuf_init(&b, 0);
+    pkt_hex(&b, hdr);
+    ovs_assert(b.size <= sizeof a.u.push_nsh.hdr);
+    memcpy(a.u.push_nsh.hdr, b.data, b.size);
+    a.u.push_nsh.hdr_len = b.size;
+    eth_addr_from_uint64(0xf2ff00000002ULL, &ea);
+    memcpy(a.u.push_nsh.eth_dst, &ea, sizeof ea);
+    eth_addr_from_uint64(0xf2ff00000001ULL, &ea);
+    memcpy(a.u.push_nsh.eth_src, &ea, sizeof ea);
+    ofpbuf_uninit(&b);
+    return a;
+}
+
+static void
+test_nsh(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    struct ovs_bpf_action acts[4];
+    struct ovs_bpf_flow_key bkey;
+    struct ofpbuf pkt;
+    struct drops drops;
+    uint64_t slow;
+    struct run r;
+
+    /* push_nsh,push_eth, MD type 1: the whole frame behind the header. */
+    acts[0] = push_nsh_act(NSH_MD1);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_nsh md1", ETH "0800 " IP4_TCP, acts, 2,
+                   NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x894f) && bkey.nsh.mdtype == 1
+          && bkey.nsh.np == 3 && bkey.nsh.ttl == 63
+          && bkey.nsh.path_hdr == htonl(0x001234ff)
+          && bkey.nsh_context[0] == htonl(0x11223344)
+          && bkey.eth_src[0] == 0xf2 && !bkey.nw_proto && !bkey.ipv4_src,
+          "push_nsh md1: key eth_type %#x mdtype %u path %#"PRIx32,
+          ntohs(bkey.eth_type), bkey.nsh.mdtype, ntohl(bkey.nsh.path_hdr));
+
+    /* MD type 2, without and with a TLV; of ARP and of a tagged frame. */
+    acts[0] = push_nsh_act(NSH_MD2);
+    check_mpls_out("push_nsh md2", ETH "0806 " ARP, acts, 2,
+                   NSH_ETH NSH_MD2 ETH "0806 " ARP);
+    scratch_key(&bkey);
+    CHECK(bkey.nsh.mdtype == 2 && !bkey.nsh_context[0],
+          "push_nsh md2: key mdtype %u", bkey.nsh.mdtype);
+    acts[0] = push_nsh_act(NSH_MD2_TLV);
+    check_mpls_out("push_nsh md2 tlv", ETH "8100 0064 0800 " IP4_TCP, acts,
+                   2, NSH_ETH NSH_MD2_TLV ETH "8100 0064 0800 " IP4_TCP);
+    /* An accelerated tag goes into the inner frame's bytes. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = push_nsh_act(NSH_MD1);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_vlan, push_nsh", ETH "0800 " IP4_TCP, acts, 3,
+                   NSH_ETH NSH_MD1 ETH "8100 0064 0800 " IP4_TCP);
+
+    /* pop_eth,pop_nsh: the inner frame, byte for byte. */
+    acts[0] = ACT(POP_ETH_NSH);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_nsh md1", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP,
+                   acts, 2, ETH "0800 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x0800) && !bkey.nsh.mdtype
+          && bkey.eth_src[0] == 0x0a,
+          "pop_nsh md1: key eth_type %#x", ntohs(bkey.eth_type));
+    check_mpls_out("pop_nsh md2 tlv", NSH_ETH NSH_MD2_TLV ETH "0806 " ARP,
+                   acts, 2, ETH "0806 " ARP);
+    check_mpls_out("pop_nsh md2", NSH_ETH NSH_MD2 ETH "86dd " NSH_IP6_TCP,
+                   acts, 2, ETH "86dd " NSH_IP6_TCP);
+
+    /* Next protocol IPv4 (1): the pop would leave a layer 3 packet, which
+     * goes up unchanged as a slow path packet of the flow. */
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, NSH_ETH "0fc6 0101 001234ff 00000000 00000000 00000000 "
+            "00000000 " IP4_TCP);
+    flow_for(&pkt, acts, 2);
+    drops_get(&drops);
+    slow = stat_get(OVS_BPF_STAT_SLOW_PATH);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT
+          && stat_get(OVS_BPF_STAT_SLOW_PATH) == slow + 1,
+          "pop_nsh of ipv4: retval %u", r.retval);
+    check_drops("pop_nsh of ipv4", &drops, NO_DROP, 0);
+    /* Not first (after a set(nsh)): a failure of the action. */
+    acts[0] = ACT(SET_NSH, .u.set_nsh.ttl = 1, .u.set_nsh.ttl_mask = 0xff);
+    acts[1] = ACT(POP_ETH_NSH);
+    acts[2] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 3);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "set, pop_nsh of ipv4: retval %u",
+          r.retval);
+    check_drops("set, pop_nsh of ipv4", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_ETH_NSH), 1);
+    ofpbuf_uninit(&pkt);
+
+    /* set(nsh): TTL, SPI and SI and the context of MD type 1. */
+    acts[0] = ACT(SET_NSH, .u.set_nsh.ttl = 7, .u.set_nsh.ttl_mask = 0xff,
+                  .u.set_nsh.flags_mask = 0xff,
+                  .u.set_nsh.path_hdr = htonl(0x00010104),
+                  .u.set_nsh.path_hdr_mask = OVS_BE32_MAX,
+                  .u.set_nsh.context = { htonl(0x100f0e0d),
+                                         htonl(0x0c0b0a09),
+                                         htonl(0x08070605),
+                                         htonl(0x04030201) },
+                  .u.set_nsh.context_mask = { OVS_BE32_MAX, OVS_BE32_MAX,
+                                              OVS_BE32_MAX, OVS_BE32_MAX });
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("set_nsh", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP, acts, 2,
+                   NSH_ETH "01c6 0103 00010104 100f0e0d 0c0b0a09 08070605 "
+                   "04030201 " ETH "0800 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.nsh.ttl == 7 && bkey.nsh.path_hdr == htonl(0x00010104)
+          && bkey.nsh_context[3] == htonl(0x04030201),
+          "set_nsh: key ttl %u path %#"PRIx32, bkey.nsh.ttl,
+          ntohl(bkey.nsh.path_hdr));
+
+    /* Masked: SI decremented, c2's low byte; the rest stays. */
+    acts[0] = ACT(SET_NSH, .u.set_nsh.path_hdr = htonl(0xfe),
+                  .u.set_nsh.path_hdr_mask = htonl(0xff),
+                  .u.set_nsh.context = { 0, htonl(0x77) },
+                  .u.set_nsh.context_mask = { 0, htonl(0xff) });
+    check_mpls_out("set_nsh masked", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP,
+                   acts, 2,
+                   NSH_ETH "0fc6 0103 001234fe 11223344 00000077 00000000 "
+                   "00000000 " ETH "0800 " IP4_TCP);
+    /* Masked SPI and flags and TTL of MD type 2: the TLVs stay. */
+    acts[0] = ACT(SET_NSH, .u.set_nsh.path_hdr = htonl(0xabcd0000),
+                  .u.set_nsh.path_hdr_mask = htonl(0xffffff00),
+                  .u.set_nsh.flags = 2, .u.set_nsh.flags_mask = 0x3,
+                  .u.set_nsh.ttl = 5, .u.set_nsh.ttl_mask = 0x3f,
+                  .u.set_nsh.context = { htonl(1) },
+                  .u.set_nsh.context_mask = { OVS_BE32_MAX });
+    check_mpls_out("set_nsh md2", NSH_ETH NSH_MD2_TLV ETH "0800 " IP4_TCP,
+                   acts, 2,
+                   NSH_ETH "2144 0203 abcd00ff 0102 0301 aabbccdd "
+                   ETH "0800 " IP4_TCP);
+    /* Not NSH: left alone. */
+    check_mpls_out("set_nsh of ipv4", ETH "0800 " IP4_TCP, acts, 2,
+                   ETH "0800 " IP4_TCP);
+
+    /* Encap after decap, as "nsh - replace header" (through a
+     * recirculation there). */
+    acts[0] = ACT(POP_ETH_NSH);
+    acts[1] = push_nsh_act(NSH_MD2);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_nsh, push_nsh", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP,
+                   acts, 3, NSH_ETH NSH_MD2 ETH "0800 " IP4_TCP);
+}
+
 static void
 test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -3578,6 +3750,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"set-l4", "[object]", 0, 1, test_set_l4, OVS_RO},
     {"vlan", "[object]", 0, 1, test_vlan, OVS_RO},
     {"mpls", "[object]", 0, 1, test_mpls, OVS_RO},
+    {"nsh", "[object]", 0, 1, test_nsh, OVS_RO},
     {"recirc", "[object]", 0, 1, test_recirc, OVS_RO},
     {"clone", "[object]", 0, 1, test_clone, OVS_RO},
     {"ct", "[object]", 0, 1, test_ct, OVS_RO},

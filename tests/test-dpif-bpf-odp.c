@@ -597,6 +597,37 @@ put_nsh_case(struct ofpbuf *b, int i, const char **name)
         *name = "set(nsh(mdtype=2 with TLVs)),1";
         put_set_nsh(b, NSH_M_TYPE2, NSH_MD2);
         break;
+
+    /* Userspace only (E2BIG) although BPF runs the pairs: a push_nsh that
+     * push_eth does not follow right away, a pair inside clone(), a pop
+     * that is not the flow's first action. */
+    case 22:
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED);
+        put_push_eth(b);
+        break;
+    case 23: {
+        size_t ofs = nl_msg_start_nested(b, OVS_ACTION_ATTR_CLONE);
+
+        put_push_nsh(b, NSH_M_TYPE1, NSH_MD1);
+        put_push_eth(b);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 2);
+        nl_msg_end_nested(b, ofs);
+        break;
+    }
+    case 24:
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 2);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_NSH);
+        nl_msg_put_u32(b, OVS_ACTION_ATTR_RECIRC, 1);
+        return true;
+    case 25:
+        /* BPF: set(nsh) of an NSH Ethernet frame, and the pairs around
+         * it. */
+        put_set_nsh(b, NSH_M_TYPE1, NSH_MASKED | NSH_MD1);
+        put_push_nsh(b, NSH_M_TYPE2, NSH_MD2);
+        put_push_eth(b);
+        break;
     default:
         return false;
     }
@@ -852,9 +883,9 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             break;
         }
         default:
-            /* 22 NSH cases, then the layer 3 port ones. */
-            if (i - 17 < 22 ? !put_nsh_case(&b, i - 17, &name)
-                : !put_l3_port_case(&b, i - 17 - 22)) {
+            /* 26 NSH cases, then the layer 3 port ones. */
+            if (i - 17 < 26 ? !put_nsh_case(&b, i - 17, &name)
+                : !put_l3_port_case(&b, i - 17 - 26)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
