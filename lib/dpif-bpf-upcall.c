@@ -45,6 +45,7 @@
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_upcall);
 
 COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
+COVERAGE_DEFINE(dpif_bpf_upcall_orphaned);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
 
@@ -137,6 +138,9 @@ upcall_ring_cb(void *ring_, void *data, size_t size)
     return 0;
 }
 
+static int setup_ring(struct dpif_bpf_upcalls *, uint32_t,
+                      struct upcall_ring *);
+
 static void
 write_config(struct dpif_bpf_upcalls *u)
     OVS_REQ_WRLOCK(u->rwlock)
@@ -155,11 +159,30 @@ dpif_bpf_upcalls_create(int rings_fd, int config_fd,
 {
     struct dpif_bpf_upcalls *u = xzalloc(sizeof *u);
 
+    uint32_t zero = 0;
+
     u->rings_fd = rings_fd;
     u->config_fd = config_fd;
     ovs_rwlock_init(&u->rwlock);
-    /* No ring until the handlers are set ('n_rings' 0): the BPF programs
-     * count the upcalls meanwhile as lost. */
+    /* The rings that a previous ovs-vswitchd left in place (killed, or
+     * exited without deleting the datapath) stay in use until the handlers
+     * are set, which takes them over: the upcalls of a restart wait in them
+     * instead of being lost. */
+    if (bpf_map_lookup_elem(config_fd, &zero, &u->config)) {
+        memset(&u->config, 0, sizeof u->config);
+    }
+    if (!u->config.n_rings) {
+        /* A new datapath: one ring right away, so that the upcalls before
+         * the handlers are set (those of a datapath that replaces another
+         * one, for instance) wait for them instead of being lost.  The
+         * first handler takes it over. */
+        ovs_rwlock_wrlock(&u->rwlock);
+        u->rings = xcalloc(1, sizeof *u->rings);
+        if (!setup_ring(u, 0, &u->rings[0])) {
+            u->n_rings = u->config.n_rings = 1;
+        }
+        ovs_rwlock_unlock(&u->rwlock);
+    }
     dpif_bpf_upcalls_set_budget(u, budget);
     return u;
 }
@@ -187,13 +210,15 @@ clear_slots(struct dpif_bpf_upcalls *u, uint32_t n)
 }
 
 void
-dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *u)
+dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *u, bool keep_rings)
 {
     if (u) {
         ovs_rwlock_wrlock(&u->rwlock);
-        u->config.n_rings = 0;
-        write_config(u);
-        clear_slots(u, 0);
+        if (!keep_rings) {
+            u->config.n_rings = 0;
+            write_config(u);
+            clear_slots(u, 0);
+        }
         free_rings(u->rings, u->n_rings);
         ovs_rwlock_unlock(&u->rwlock);
         ovs_rwlock_destroy(&u->rwlock);
@@ -201,14 +226,51 @@ dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *u)
     }
 }
 
-/* Creates ring 'i' in 'r' and stores it in the array of maps. */
+/* Returns an fd of the ring in slot 'i' of the array of maps, if there is
+ * one of the size we make, or -1. */
 static int
-create_ring(struct dpif_bpf_upcalls *u, uint32_t i, struct upcall_ring *r)
+get_slot_ring(const struct dpif_bpf_upcalls *u, uint32_t i)
+{
+    struct bpf_map_info info;
+    uint32_t id, len = sizeof info;
+    int fd;
+
+    if (bpf_map_lookup_elem(u->rings_fd, &i, &id)) {
+        return -1;
+    }
+    fd = bpf_map_get_fd_by_id(id);
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len)
+        || info.type != BPF_MAP_TYPE_RINGBUF
+        || info.max_entries != OVS_BPF_UPCALL_RING_SIZE) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sets up 'r' as ring 'i': the ring already in slot 'i' of the array of
+ * maps (ours from before a change of the number of handlers, or that of a
+ * previous ovs-vswitchd), with the upcalls it holds, or else a new one
+ * stored there. */
+static int
+setup_ring(struct dpif_bpf_upcalls *u, uint32_t i, struct upcall_ring *r)
     OVS_REQ_WRLOCK(u->rwlock)
 {
     char name[BPF_OBJ_NAME_LEN];
     int error;
 
+    r->fd = get_slot_ring(u, i);
+    if (r->fd >= 0) {
+        r->rb = ring_buffer__new(r->fd, upcall_ring_cb, r, NULL);
+        if (r->rb) {
+            goto done;
+        }
+        close(r->fd);
+    }
     snprintf(name, sizeof name, "ovs_upcall_%"PRIu32, i);
     r->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name, 0, 0,
                            OVS_BPF_UPCALL_RING_SIZE, NULL);
@@ -227,6 +289,7 @@ create_ring(struct dpif_bpf_upcalls *u, uint32_t i, struct upcall_ring *r)
         close(r->fd);
         return error;
     }
+done:
     ovs_mutex_init(&r->mutex);
     r->req = NULL;
     r->n_read = 0;
@@ -234,21 +297,100 @@ create_ring(struct dpif_bpf_upcalls *u, uint32_t i, struct upcall_ring *r)
     return 0;
 }
 
+static int
+count_record(void *n_, void *data OVS_UNUSED, size_t size OVS_UNUSED)
+{
+    uint64_t *n = n_;
+
+    (*n)++;
+    return 0;
+}
+
+/* Returns the ids of the rings in the array of maps, in 'ids' (room for
+ * OVS_BPF_MAX_UPCALL_RINGS), and their number. */
+static size_t
+get_ring_ids(const struct dpif_bpf_upcalls *u, uint32_t *ids)
+{
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < OVS_BPF_MAX_UPCALL_RINGS; i++) {
+        if (!bpf_map_lookup_elem(u->rings_fd, &i, &ids[n])) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Drops the records left in the rings 'ids', which are out of the array
+ * of maps, and counts them: the upcalls that no handler read and no
+ * handler will. */
+static void
+drop_orphans(const uint32_t *ids, size_t n_ids)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < n_ids; i++) {
+        int fd = bpf_map_get_fd_by_id(ids[i]);
+        struct ring_buffer *rb;
+
+        if (fd < 0) {
+            continue;           /* Already freed. */
+        }
+        rb = ring_buffer__new(fd, count_record, &n, NULL);
+        if (rb) {
+            ring_buffer__consume(rb);
+            ring_buffer__free(rb);
+        }
+        close(fd);
+    }
+    if (n) {
+        COVERAGE_ADD(dpif_bpf_upcall_orphaned, n);
+        VLOG_INFO("dropped %"PRIu64" upcalls that no handler had read", n);
+    }
+}
+
+/* Removes from 'ids' the rings that are in use again, and returns how many
+ * are left: the rings out of the array of maps. */
+static size_t
+keep_orphans(const struct dpif_bpf_upcalls *u, uint32_t *ids, size_t n_ids)
+    OVS_REQ_WRLOCK(u->rwlock)
+{
+    uint32_t cur[OVS_BPF_MAX_UPCALL_RINGS];
+    size_t n_cur = get_ring_ids(u, cur);
+    size_t n = 0;
+
+    for (size_t i = 0; i < n_ids; i++) {
+        bool in_use = false;
+
+        for (size_t j = 0; j < n_cur; j++) {
+            in_use |= cur[j] == ids[i];
+        }
+        if (!in_use) {
+            ids[n++] = ids[i];
+        }
+    }
+    return n;
+}
+
 int
 dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *u, uint32_t n)
 {
+    uint32_t old_ids[OVS_BPF_MAX_UPCALL_RINGS];
+    size_t n_old;
     uint32_t n_rings = MIN(n, OVS_BPF_MAX_UPCALL_RINGS);
     struct upcall_ring *rings = xcalloc(n_rings, sizeof *rings);
     uint32_t i;
     int error = 0;
 
     ovs_rwlock_wrlock(&u->rwlock);
-    /* New rings replace the old ones in the array (the BPF programs write
-     * into one or the other, never into a half-made one); the upcalls left
-     * in the old ones are dropped, as the handlers' queues of the kernel
-     * datapath are when their number changes. */
+    /* Handler i takes the ring in slot i over, with its upcalls, or a new
+     * one (the BPF programs write into one or the other, never into a
+     * half-made one).  The upcalls left in the rings beyond the new number
+     * are dropped and counted, as the kernel datapath's upcalls queued to
+     * the sockets of handlers that go. */
+    n_old = get_ring_ids(u, old_ids);
     for (i = 0; i < n_rings; i++) {
-        error = create_ring(u, i, &rings[i]);
+        error = setup_ring(u, i, &rings[i]);
         if (error) {
             VLOG_WARN("cannot create upcall ring %"PRIu32" (%s)", i,
                       ovs_strerror(error));
@@ -263,7 +405,9 @@ dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *u, uint32_t n)
     u->rings = rings;
     u->n_rings = n_rings;
     u->n_handlers = n;
+    n_old = keep_orphans(u, old_ids, n_old);
     ovs_rwlock_unlock(&u->rwlock);
+    drop_orphans(old_ids, n_old);
 
     if (n > n_rings && !error) {
         VLOG_INFO("%"PRIu32" upcall handlers for %"PRIu32" upcall rings: "

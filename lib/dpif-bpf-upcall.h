@@ -52,7 +52,7 @@ struct dpif_bpf_upcall_budget {
 
 struct dpif_bpf_upcalls *dpif_bpf_upcalls_create(
     int rings_fd, int config_fd, const struct dpif_bpf_upcall_budget *);
-void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *);
+void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *, bool keep_rings);
 int dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *,
                                   uint32_t n_handlers);
 void dpif_bpf_upcalls_set_budget(struct dpif_bpf_upcalls *,

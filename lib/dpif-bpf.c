@@ -515,7 +515,9 @@ dp_bpf_free(struct dp_bpf *dp)
     bool remove = dp->destroyed;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
-    dpif_bpf_upcalls_destroy(dp->upcalls);
+    /* A datapath left for the next ovs-vswitchd keeps its upcall rings:
+     * the upcalls wait in them for it. */
+    dpif_bpf_upcalls_destroy(dp->upcalls, !remove);
     dp->upcalls = NULL;
     ovs_rwlock_unlock(&dp->upcall_rwlock);
 
@@ -1568,7 +1570,7 @@ dpif_bpf_recv_set(struct dpif *dpif, bool enable)
             dpif_bpf_upcalls_set_handlers(dp->upcalls, dp->n_handlers);
         }
     } else if (!enable && dp->upcalls) {
-        dpif_bpf_upcalls_destroy(dp->upcalls);
+        dpif_bpf_upcalls_destroy(dp->upcalls, false);
         dp->upcalls = NULL;
     }
     ovs_rwlock_unlock(&dp->upcall_rwlock);
