@@ -68,7 +68,8 @@
 #define OVS_BPF_MAP_PORTS       "ports"         /* odp port -> port info. */
 #define OVS_BPF_MAP_IFINDEX_PORTS "ifindex_ports" /* ifindex -> port + 1. */
 #define OVS_BPF_MAP_IFINDEXES   "ifindexes"     /* The same, larger ones. */
-#define OVS_BPF_MAP_UPCALLS     "upcalls"       /* perf event array. */
+#define OVS_BPF_MAP_UPCALLS     "upcall_rings"  /* Array of ring buffers. */
+#define OVS_BPF_MAP_UPCALL_CONFIG "upcall_config" /* Its configuration. */
 #define OVS_BPF_MAP_TAILCALLS   "tailcalls"     /* prog array. */
 #define OVS_BPF_MAP_METERS      "meters"        /* meter id -> meter. */
 #define OVS_BPF_MAP_CT_REASS    "ct_reass"      /* struct ovs_bpf_ct_reass. */
@@ -365,7 +366,7 @@ struct ovs_bpf_act_output {
     __u32 port;                 /* Datapath (odp) port number. */
 };
 
-/* OVS_BPF_ACTION_USERSPACE: the packet goes up through the perf ring as an
+/* OVS_BPF_ACTION_USERSPACE: the packet goes up through an upcall ring as an
  * OVS_BPF_UPCALL_ACTION with 'userdata' in the upcall. */
 struct ovs_bpf_act_userspace {
     __u8 userdata[OVS_BPF_USERDATA_LEN];
@@ -771,7 +772,10 @@ enum ovs_bpf_dp_stat {
                         "The headers could not be made linear.")           \
     OVS_BPF_DROP_REASON(UPCALL_LOST, "upcall_lost",                        \
                         "An upcall (miss, slow path or userspace action) " \
-                        "did not fit in the perf ring or had no reader.")  \
+                        "did not fit in its ring or had no reader.")       \
+    OVS_BPF_DROP_REASON(UPCALL_BUDGET, "upcall_budget",                    \
+                        "A miss of a port over its upcall budget, while "  \
+                        "its ring was filling up.")                        \
     OVS_BPF_DROP_REASON(NO_PORT, "output_no_port",                         \
                         "An output to a port that does not exist.")        \
     OVS_BPF_DROP_REASON(RECIRC_LIMIT, "recirc_limit",                      \
@@ -879,7 +883,7 @@ struct ovs_bpf_ct_reass {
 };
 
 /* ------------------------------------------------------------------ */
-/* Upcalls (BPF -> ovs-vswitchd), through the 'upcalls' perf ring.    */
+/* Upcalls (BPF -> ovs-vswitchd), through the upcall rings.          */
 /* ------------------------------------------------------------------ */
 
 enum ovs_bpf_upcall_type {
@@ -909,7 +913,7 @@ enum ovs_bpf_upcall_flags {
     OVS_BPF_UPCALL_F_CSUM_PARTIAL = 1 << 0,
 };
 
-/* The header of every perf record; 'cap_len' bytes of the packet follow
+/* The header of every upcall record; 'cap_len' bytes of the packet follow
  * it.  The packet is as the ingress program saw it, except that a VLAN tag
  * the kernel had already moved into skb metadata is not in the bytes: it is
  * in 'vlan_proto' (nonzero if and only if there is such a tag) and
@@ -952,6 +956,34 @@ struct ovs_bpf_upcall {
     /* Flow table key of the flow of an OVS_BPF_UPCALL_SLOW_PATH upcall, so
      * that ovs-vswitchd finds the actions it keeps for it. */
     struct ovs_bpf_flow_table_key flow;
+};
+
+/* Upcall rings.  Each handler thread of ovs-vswitchd reads a ring of its
+ * own: a BPF ring buffer (BPF_MAP_TYPE_RINGBUF) of OVS_BPF_UPCALL_RING_SIZE
+ * bytes that ovs-vswitchd creates and stores at the handler's index in the
+ * 'upcall_rings' array of maps.  An upcall goes to ring
+ * (skb hash * n_rings) >> 32, so that the packets of one flow stay in order
+ * in one ring.  Each record is a struct ovs_bpf_upcall followed by the
+ * packet (for OVS_BPF_UPCALL_CT, by the action slots, then the packet).
+ *
+ * The upcall budget keeps a port that floods misses from filling the rings
+ * that the other ports' misses need: each port has, on each CPU, a token
+ * bucket of 'budget_burst_ns' / 'budget_interval_ns' upcalls refilled at
+ * 10^9 / 'budget_interval_ns' upcalls per second (kept as its theoretical
+ * arrival time, so that the packet path only adds and compares).  A miss
+ * of a port whose bucket is empty is dropped (OVS_BPF_DROP_UPCALL_BUDGET)
+ * if its ring holds 'budget_fill' bytes or more not read yet: a port alone
+ * may use every handler, a port among others gets its share. */
+#define OVS_BPF_MAX_UPCALL_RINGS 128
+#define OVS_BPF_UPCALL_RING_SIZE (2u << 20)
+
+/* Element 0 of the 'upcall_config' array map, written by ovs-vswitchd. */
+struct ovs_bpf_upcall_config {
+    __u32 n_rings;              /* Entries of 'upcall_rings' in use. */
+    __u32 budget_fill;          /* Bytes unread in a ring from which the
+                                 * budget applies (0: always). */
+    __u64 budget_interval_ns;   /* Time one upcall costs; 0: no budget. */
+    __u64 budget_burst_ns;      /* Time credit a bucket holds. */
 };
 
 /* ------------------------------------------------------------------ */

@@ -163,13 +163,39 @@ ovs_bpf_ifindex_to_port(__u32 ifindex, __u32 *port)
     return true;
 }
 
-/* One ring per CPU; libbpf sizes it to the number of possible CPUs. */
+/* The upcall rings, one per handler thread of ovs-vswitchd, which creates
+ * them (see struct ovs_bpf_upcall_config): this is only their template. */
+struct ovs_bpf_upcall_ring {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, OVS_BPF_UPCALL_RING_SIZE);
+};
+
 struct {
-    __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
-    __uint(key_size, sizeof(__u32));
-    __uint(value_size, sizeof(__u32));
+    __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+    __uint(max_entries, OVS_BPF_MAX_UPCALL_RINGS);
+    __type(key, __u32);
     __uint(pinning, LIBBPF_PIN_BY_NAME);
-} upcalls SEC(".maps");
+    __array(values, struct ovs_bpf_upcall_ring);
+} upcall_rings SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_upcall_config);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} upcall_config SEC(".maps");
+
+/* The upcall budget of each port on each CPU: the theoretical arrival time
+ * of its next upcall (see struct ovs_bpf_upcall_config).  Per CPU, so that
+ * a miss never waits for another CPU's write; not pinned: a restart gives
+ * every port a full bucket. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, OVS_BPF_MAX_PORTS);
+    __type(key, __u32);
+    __type(value, __u64);
+} upcall_budget SEC(".maps");
 
 /* The programs of bpf/datapath.bpf.c that tail calls enter. */
 #define OVS_BPF_ACTION_PROG_DECL(ENUM, NAME) \

@@ -14,10 +14,10 @@
  * limitations under the License.
  */
 
-/* Upcalls: a packet and its metadata go up to ovs-vswitchd through the
- * 'upcalls' perf event array, one record per packet on the ring of the
- * current CPU: struct ovs_bpf_upcall, then 'cap_len' packet bytes that
- * bpf_perf_event_output() copies straight from the skb. */
+/* Upcalls: a packet and its metadata go up to ovs-vswitchd through one of
+ * the ring buffers of 'upcall_rings' (one per handler thread, chosen by
+ * the packet's hash), one record per packet: struct ovs_bpf_upcall, then
+ * 'cap_len' packet bytes copied straight from the skb into the ring. */
 
 #ifndef BPF_UPCALL_H
 #define BPF_UPCALL_H 1
@@ -30,11 +30,93 @@
 #include "bpf/parse.h"
 #include "bpf/skb-csum.h"
 
-/* A perf record's size is a 16-bit field that also covers the record
- * header, the raw-data size word and struct ovs_bpf_upcall, so at most this
- * much of a (GSO) packet goes up; 'pkt_len' tells userspace the real
- * length. */
+/* At most this much of a (GSO) packet goes up; 'pkt_len' tells userspace
+ * the real length.  (The limit of the perf records that carried upcalls
+ * before the ring buffers, kept: ofproto has no use for more.) */
 #define OVS_BPF_UPCALL_MAX_CAP 65000
+
+/* Kfuncs (Linux 6.15 and later for bpf_dynptr_copy()): the packet goes
+ * from the skb to the ring in one copy, linear or not. */
+extern int bpf_dynptr_from_skb(struct __sk_buff *skb, __u64 flags,
+                               struct bpf_dynptr *ptr) __ksym;
+extern int bpf_dynptr_copy(struct bpf_dynptr *dst, __u32 dst_off,
+                           struct bpf_dynptr *src, __u32 src_off,
+                           __u32 size) __ksym;
+
+/* Returns true if a miss of 'port' is over the port's upcall budget on
+ * this CPU while 'ring' fills up, and takes the upcall's cost from the
+ * budget otherwise (see struct ovs_bpf_upcall_config). */
+static __always_inline bool
+ovs_bpf_upcall_over_budget(const struct ovs_bpf_upcall_config *cfg,
+                           __u32 port, void *ring)
+{
+    __u64 now, *tat;
+
+    if (!cfg->budget_interval_ns) {
+        return false;
+    }
+    tat = bpf_map_lookup_elem(&upcall_budget, &port);
+    if (!tat) {
+        return false;
+    }
+    now = bpf_ktime_get_ns();
+    if (*tat < now) {
+        *tat = now;             /* A full bucket holds no more. */
+    }
+    if (*tat - now > cfg->budget_burst_ns) {
+        /* Empty: no upcall of this port's is owed room while its ring
+         * still has plenty.  The bucket is not charged, so that it is full
+         * again as soon as the port slows down. */
+        return (!cfg->budget_fill
+                || bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA)
+                   >= cfg->budget_fill);
+    }
+    *tat += cfg->budget_interval_ns;
+    return false;
+}
+
+/* Writes the upcall record 'u' ('hdr_len' bytes) and the first 'cap' bytes
+ * of 'skb' into the ring of the packet's hash.  A miss ('budgeted') first
+ * passes its port's upcall budget. */
+static __always_inline void
+ovs_bpf_upcall_output(struct __sk_buff *skb, const struct ovs_bpf_upcall *u,
+                      __u32 hdr_len, __u32 cap, bool budgeted)
+{
+    const struct ovs_bpf_upcall_config *cfg;
+    struct bpf_dynptr rec, pkt;
+    __u32 zero = 0, idx;
+    void *ring;
+
+    cfg = bpf_map_lookup_elem(&upcall_config, &zero);
+    if (!cfg || !cfg->n_rings) {
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
+        return;
+    }
+    idx = ((__u64) bpf_get_hash_recalc(skb) * cfg->n_rings) >> 32;
+    ring = bpf_map_lookup_elem(&upcall_rings, &idx);
+    if (!ring) {
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
+        return;
+    }
+    if (budgeted && ovs_bpf_upcall_over_budget(cfg, u->in_port, ring)) {
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_BUDGET);
+        return;
+    }
+    if (bpf_ringbuf_reserve_dynptr(ring, hdr_len + cap, 0, &rec)) {
+        /* Full.  (A failed reservation is to be discarded all the same.) */
+        bpf_ringbuf_discard_dynptr(&rec, 0);
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
+        return;
+    }
+    if (bpf_dynptr_write(&rec, 0, (void *) u, hdr_len, 0)
+        || bpf_dynptr_from_skb(skb, 0, &pkt)
+        || bpf_dynptr_copy(&rec, hdr_len, &pkt, 0, cap)) {
+        bpf_ringbuf_discard_dynptr(&rec, 0);
+        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
+        return;
+    }
+    bpf_ringbuf_submit_dynptr(&rec, 0);
+}
 
 /* Sends 'skb' up as an upcall of 'type', with the metadata of this pass
  * from 's': the record starts with the first 'hdr_len' bytes of
@@ -42,8 +124,8 @@
  * OVS_BPF_UPCALL_CT the action slots as well).  The caller has filled
  * 's->upcall.flow' (and, for OVS_BPF_UPCALL_ACTION, the userdata, for
  * OVS_BPF_UPCALL_CT 'ct_slot' and 'ct_end').  Counts
- * OVS_BPF_DROP_UPCALL_LOST if the ring is full or no one listens on this
- * CPU. */
+ * OVS_BPF_DROP_UPCALL_LOST if the ring is full or no one listens, and
+ * OVS_BPF_DROP_UPCALL_BUDGET for a miss over its port's budget. */
 static __always_inline void
 ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                  __u32 type, __u32 hdr_len)
@@ -85,10 +167,9 @@ ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (type != OVS_BPF_UPCALL_ACTION) {
         u->userdata_len = 0;
     }
-    if (bpf_perf_event_output(skb, &upcalls, BPF_F_CURRENT_CPU | (cap << 32),
-                              u, hdr_len) < 0) {
-        ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
-    }
+    ovs_bpf_upcall_output(skb, u, hdr_len, cap,
+                          type == OVS_BPF_UPCALL_MISS
+                          || type == OVS_BPF_UPCALL_L3);
 }
 
 static __always_inline void

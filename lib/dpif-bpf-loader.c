@@ -312,7 +312,8 @@ get_map_fds(struct dpif_bpf_obj *o)
     o->ports_fd = bpf_map__fd(skel->maps.ports);
     o->ifindex_ports_fd = bpf_map__fd(skel->maps.ifindex_ports);
     o->ifindexes_fd = bpf_map__fd(skel->maps.ifindexes);
-    o->upcalls_fd = bpf_map__fd(skel->maps.upcalls);
+    o->upcall_rings_fd = bpf_map__fd(skel->maps.upcall_rings);
+    o->upcall_config_fd = bpf_map__fd(skel->maps.upcall_config);
     o->tailcalls_fd = bpf_map__fd(skel->maps.tailcalls);
 }
 

@@ -148,7 +148,8 @@ struct dpif_bpf_obj {
     int ports_fd;
     int ifindex_ports_fd;
     int ifindexes_fd;
-    int upcalls_fd;
+    int upcall_rings_fd;        /* One ring buffer per handler... */
+    int upcall_config_fd;       /* ...and how many (dpif-bpf-upcall.c). */
     int tailcalls_fd;
 
     int meters_fd;

@@ -28,6 +28,7 @@
 
 #include "bpf/datapath-abi.h"
 #include "dpif-bpf.h"
+#include "dpif-bpf-upcall.h"
 #include "dpif-provider.h"
 #include "openvswitch/hmap.h"
 #include "openvswitch/list.h"
@@ -130,6 +131,7 @@ struct dp_bpf {
     struct ovs_rwlock upcall_rwlock;
     struct dpif_bpf_upcalls *upcalls OVS_GUARDED_BY(upcall_rwlock);
     uint32_t n_handlers OVS_GUARDED_BY(upcall_rwlock);
+    struct dpif_bpf_upcall_budget upcall_budget OVS_GUARDED_BY(upcall_rwlock);
 
     /* IP fragments through ct() (dpif-bpf-ipf.c): reassembly, and the one
      * run at a time of the ct program on a reassembled packet. */

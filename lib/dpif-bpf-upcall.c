@@ -18,11 +18,12 @@
 
 #include "dpif-bpf-upcall.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coverage.h"
 #include "csum.h"
@@ -32,6 +33,7 @@
 #include "flow.h"
 #include "netlink.h"
 #include "odp-util.h"
+#include "openvswitch/dynamic-string.h"
 #include "openvswitch/ofpbuf.h"
 #include "openvswitch/poll-loop.h"
 #include "openvswitch/vlog.h"
@@ -42,55 +44,47 @@
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_upcall);
 
-COVERAGE_DEFINE(dpif_bpf_upcall_lost);
 COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
+COVERAGE_DEFINE(dpif_bpf_upcall_orphaned);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
 
-/* Pages of each per-CPU ring (a power of 2): 1 MiB with 4 kiB pages, room
- * for a few hundred full-sized packets per CPU. */
-#define UPCALL_RING_PAGES 256
+/* What libbpf's ring callback returns when the request took a record: a
+ * negative value stops ring_buffer__consume() right after the record, which
+ * it frees, and leaves the records behind it in the ring. */
+#define UPCALL_TAKEN (-EALREADY)
 
-struct upcall_handler {
-    struct ovs_mutex mutex;
-    size_t next_ring OVS_GUARDED;   /* Which of its rings to read first. */
-};
-
-struct dpif_bpf_upcalls {
-    struct perf_buffer *pb;
-    size_t n_rings;
-
-    /* Handlers.  Taken for writing only to change the number of handlers,
-     * which ofproto-dpif-upcall does while its handler threads are
-     * stopped. */
-    struct ovs_rwlock rwlock;
-    struct upcall_handler *handlers OVS_GUARDED;
-    uint32_t n_handlers OVS_GUARDED;
-};
-
-/* A dpif_bpf_upcalls_recv() call under way in this thread: libbpf's
- * callback has only the perf buffer's context, which all the handlers
- * share.  NULL while purging: the records are then dropped. */
+/* A dpif_bpf_upcalls_recv() call under way on a ring.  NULL while purging:
+ * the records are then dropped. */
 struct upcall_request {
     dpif_bpf_upcall_fn *fn;
     void *aux;
-    bool taken;                 /* 'fn' took a record. */
-};
-DEFINE_STATIC_PER_THREAD_DATA(struct upcall_request *, cur_request, NULL);
-
-/* The records of a PERF_EVENT_ARRAY ring (perf_event_open(2)), as the kernel
- * writes them for bpf_perf_event_output() (PERF_SAMPLE_RAW) and for the
- * records it could not write. */
-struct upcall_sample {
-    struct perf_event_header header;
-    uint32_t size;
-    uint8_t data[];             /* 4-byte aligned only. */
 };
 
-struct upcall_lost {
-    struct perf_event_header header;
-    uint64_t id;
-    uint64_t lost;
+/* The ring of one handler thread: only that handler reads it (and purges,
+ * while the handlers are stopped), so its mutex is never contended; it
+ * keeps the ring's state consistent for "dpif-bpf/show". */
+struct upcall_ring {
+    struct ovs_mutex mutex;
+    int fd;                     /* The BPF ring buffer map. */
+    struct ring_buffer *rb;     /* libbpf's reader of it. */
+    struct upcall_request *req OVS_GUARDED;
+    uint64_t n_read OVS_GUARDED;        /* Records taken by the handler. */
+    char reader[16] OVS_GUARDED;        /* Name of the thread that read. */
+};
+
+struct dpif_bpf_upcalls {
+    int rings_fd;               /* 'upcall_rings', the array of rings. */
+    int config_fd;              /* 'upcall_config'. */
+
+    /* Taken for writing only to change the rings, which ofproto-dpif-upcall
+     * does while its handler threads are stopped. */
+    struct ovs_rwlock rwlock;
+    struct upcall_ring *rings OVS_GUARDED;
+    uint32_t n_rings OVS_GUARDED;       /* One per handler, at most
+                                         * OVS_BPF_MAX_UPCALL_RINGS. */
+    uint32_t n_handlers OVS_GUARDED;
+    struct ovs_bpf_upcall_config config OVS_GUARDED;
 };
 
 /* Hands the record 'data' of 'size' bytes, still in its ring, to the
@@ -130,175 +124,352 @@ upcall_deliver(struct upcall_request *req, const uint8_t *data, uint32_t size)
     return req->fn(&up, data + sizeof up, req->aux);
 }
 
-/* libbpf's callback for each record of a ring.  Returning
- * LIBBPF_PERF_EVENT_DONE stops reading the ring just after the record: the
- * records behind it stay there for the next call. */
-static enum bpf_perf_event_ret
-upcall_event_cb(void *ctx OVS_UNUSED, int cpu OVS_UNUSED,
-                struct perf_event_header *event)
+/* libbpf's callback for each record of a ring, called with the ring's
+ * mutex held by the thread that reads it. */
+static int
+upcall_ring_cb(void *ring_, void *data, size_t size)
+    OVS_NO_THREAD_SAFETY_ANALYSIS
 {
-    struct upcall_request *req = *cur_request_get();
+    struct upcall_ring *ring = ring_;
 
-    if (event->type == PERF_RECORD_SAMPLE) {
-        const struct upcall_sample *s = (const void *) event;
-
-        if (req && s->size <= event->size - sizeof *s
-            && upcall_deliver(req, s->data, s->size)) {
-            req->taken = true;
-            return LIBBPF_PERF_EVENT_DONE;
-        }
-    } else if (event->type == PERF_RECORD_LOST) {
-        /* The kernel reports here the records it could not write into a
-         * full ring.  The BPF program already counted each of them in
-         * OVS_BPF_STAT_LOST when bpf_perf_event_output() failed, so they
-         * are only a coverage counter here. */
-        const struct upcall_lost *l = (const void *) event;
-
-        COVERAGE_ADD(dpif_bpf_upcall_lost, l->lost);
+    if (ring->req && upcall_deliver(ring->req, data, size)) {
+        return UPCALL_TAKEN;
     }
-    return LIBBPF_PERF_EVENT_CONT;
+    return 0;
+}
+
+static int setup_ring(struct dpif_bpf_upcalls *, uint32_t,
+                      struct upcall_ring *);
+
+static void
+write_config(struct dpif_bpf_upcalls *u)
+    OVS_REQ_WRLOCK(u->rwlock)
+{
+    uint32_t zero = 0;
+
+    if (bpf_map_update_elem(u->config_fd, &zero, &u->config, BPF_ANY)) {
+        VLOG_WARN("cannot write the upcall configuration (%s)",
+                  ovs_strerror(errno));
+    }
 }
 
 struct dpif_bpf_upcalls *
-dpif_bpf_upcalls_create(int perf_map_fd, int *errorp)
+dpif_bpf_upcalls_create(int rings_fd, int config_fd,
+                        const struct dpif_bpf_upcall_budget *budget)
 {
     struct dpif_bpf_upcalls *u = xzalloc(sizeof *u);
-    struct perf_event_attr attr;
 
-    /* What perf_buffer__new() would ask for: one wakeup per record. */
-    memset(&attr, 0, sizeof attr);
-    attr.config = PERF_COUNT_SW_BPF_OUTPUT;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.sample_type = PERF_SAMPLE_RAW;
-    attr.sample_period = 1;
-    attr.wakeup_events = 1;
+    uint32_t zero = 0;
 
-    u->pb = perf_buffer__new_raw(perf_map_fd, UPCALL_RING_PAGES, &attr,
-                                 upcall_event_cb, u, NULL);
-    if (!u->pb) {
-        *errorp = errno;
-        VLOG_WARN("cannot open the upcall perf buffer (%s)",
-                  ovs_strerror(*errorp));
-        free(u);
-        return NULL;
-    }
-    u->n_rings = perf_buffer__buffer_cnt(u->pb);
+    u->rings_fd = rings_fd;
+    u->config_fd = config_fd;
     ovs_rwlock_init(&u->rwlock);
-    *errorp = 0;
+    /* The rings that a previous ovs-vswitchd left in place (killed, or
+     * exited without deleting the datapath) stay in use until the handlers
+     * are set, which takes them over: the upcalls of a restart wait in them
+     * instead of being lost. */
+    if (bpf_map_lookup_elem(config_fd, &zero, &u->config)) {
+        memset(&u->config, 0, sizeof u->config);
+    }
+    if (!u->config.n_rings) {
+        /* A new datapath: one ring right away, so that the upcalls before
+         * the handlers are set (those of a datapath that replaces another
+         * one, for instance) wait for them instead of being lost.  The
+         * first handler takes it over. */
+        ovs_rwlock_wrlock(&u->rwlock);
+        u->rings = xcalloc(1, sizeof *u->rings);
+        if (!setup_ring(u, 0, &u->rings[0])) {
+            u->n_rings = u->config.n_rings = 1;
+        }
+        ovs_rwlock_unlock(&u->rwlock);
+    }
+    dpif_bpf_upcalls_set_budget(u, budget);
     return u;
 }
 
 static void
-free_handlers(struct dpif_bpf_upcalls *u)
+free_rings(struct upcall_ring *rings, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        ring_buffer__free(rings[i].rb);
+        close(rings[i].fd);
+        ovs_mutex_destroy(&rings[i].mutex);
+    }
+    free(rings);
+}
+
+/* Takes the rings from 'n' on out of the array of maps, so that the kernel
+ * frees them once the BPF programs and we are done with them. */
+static void
+clear_slots(struct dpif_bpf_upcalls *u, uint32_t n)
     OVS_REQ_WRLOCK(u->rwlock)
 {
-    for (uint32_t i = 0; i < u->n_handlers; i++) {
-        ovs_mutex_destroy(&u->handlers[i].mutex);
+    for (uint32_t i = n; i < OVS_BPF_MAX_UPCALL_RINGS; i++) {
+        bpf_map_delete_elem(u->rings_fd, &i);
     }
-    free(u->handlers);
-    u->handlers = NULL;
-    u->n_handlers = 0;
 }
 
 void
-dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *u)
+dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *u, bool keep_rings)
 {
     if (u) {
         ovs_rwlock_wrlock(&u->rwlock);
-        free_handlers(u);
+        if (!keep_rings) {
+            u->config.n_rings = 0;
+            write_config(u);
+            clear_slots(u, 0);
+        }
+        free_rings(u->rings, u->n_rings);
         ovs_rwlock_unlock(&u->rwlock);
         ovs_rwlock_destroy(&u->rwlock);
-        perf_buffer__free(u->pb);
         free(u);
     }
+}
+
+/* Returns an fd of the ring in slot 'i' of the array of maps, if there is
+ * one of the size we make, or -1. */
+static int
+get_slot_ring(const struct dpif_bpf_upcalls *u, uint32_t i)
+{
+    struct bpf_map_info info;
+    uint32_t id, len = sizeof info;
+    int fd;
+
+    if (bpf_map_lookup_elem(u->rings_fd, &i, &id)) {
+        return -1;
+    }
+    fd = bpf_map_get_fd_by_id(id);
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len)
+        || info.type != BPF_MAP_TYPE_RINGBUF
+        || info.max_entries != OVS_BPF_UPCALL_RING_SIZE) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sets up 'r' as ring 'i': the ring already in slot 'i' of the array of
+ * maps (ours from before a change of the number of handlers, or that of a
+ * previous ovs-vswitchd), with the upcalls it holds, or else a new one
+ * stored there. */
+static int
+setup_ring(struct dpif_bpf_upcalls *u, uint32_t i, struct upcall_ring *r)
+    OVS_REQ_WRLOCK(u->rwlock)
+{
+    char name[BPF_OBJ_NAME_LEN];
+    int error;
+
+    r->fd = get_slot_ring(u, i);
+    if (r->fd >= 0) {
+        r->rb = ring_buffer__new(r->fd, upcall_ring_cb, r, NULL);
+        if (r->rb) {
+            goto done;
+        }
+        close(r->fd);
+    }
+    snprintf(name, sizeof name, "ovs_upcall_%"PRIu32, i);
+    r->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name, 0, 0,
+                           OVS_BPF_UPCALL_RING_SIZE, NULL);
+    if (r->fd < 0) {
+        return errno;
+    }
+    r->rb = ring_buffer__new(r->fd, upcall_ring_cb, r, NULL);
+    if (!r->rb) {
+        error = errno;
+        close(r->fd);
+        return error;
+    }
+    if (bpf_map_update_elem(u->rings_fd, &i, &r->fd, BPF_ANY)) {
+        error = errno;
+        ring_buffer__free(r->rb);
+        close(r->fd);
+        return error;
+    }
+done:
+    ovs_mutex_init(&r->mutex);
+    r->req = NULL;
+    r->n_read = 0;
+    r->reader[0] = '\0';
+    return 0;
+}
+
+static int
+count_record(void *n_, void *data OVS_UNUSED, size_t size OVS_UNUSED)
+{
+    uint64_t *n = n_;
+
+    (*n)++;
+    return 0;
+}
+
+/* Returns the ids of the rings in the array of maps, in 'ids' (room for
+ * OVS_BPF_MAX_UPCALL_RINGS), and their number. */
+static size_t
+get_ring_ids(const struct dpif_bpf_upcalls *u, uint32_t *ids)
+{
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < OVS_BPF_MAX_UPCALL_RINGS; i++) {
+        if (!bpf_map_lookup_elem(u->rings_fd, &i, &ids[n])) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Drops the records left in the rings 'ids', which are out of the array
+ * of maps, and counts them: the upcalls that no handler read and no
+ * handler will. */
+static void
+drop_orphans(const uint32_t *ids, size_t n_ids)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < n_ids; i++) {
+        int fd = bpf_map_get_fd_by_id(ids[i]);
+        struct ring_buffer *rb;
+
+        if (fd < 0) {
+            continue;           /* Already freed. */
+        }
+        rb = ring_buffer__new(fd, count_record, &n, NULL);
+        if (rb) {
+            ring_buffer__consume(rb);
+            ring_buffer__free(rb);
+        }
+        close(fd);
+    }
+    if (n) {
+        COVERAGE_ADD(dpif_bpf_upcall_orphaned, n);
+        VLOG_INFO("dropped %"PRIu64" upcalls that no handler had read", n);
+    }
+}
+
+/* Removes from 'ids' the rings that are in use again, and returns how many
+ * are left: the rings out of the array of maps. */
+static size_t
+keep_orphans(const struct dpif_bpf_upcalls *u, uint32_t *ids, size_t n_ids)
+    OVS_REQ_WRLOCK(u->rwlock)
+{
+    uint32_t cur[OVS_BPF_MAX_UPCALL_RINGS];
+    size_t n_cur = get_ring_ids(u, cur);
+    size_t n = 0;
+
+    for (size_t i = 0; i < n_ids; i++) {
+        bool in_use = false;
+
+        for (size_t j = 0; j < n_cur; j++) {
+            in_use |= cur[j] == ids[i];
+        }
+        if (!in_use) {
+            ids[n++] = ids[i];
+        }
+    }
+    return n;
 }
 
 int
 dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *u, uint32_t n)
 {
+    uint32_t old_ids[OVS_BPF_MAX_UPCALL_RINGS];
+    size_t n_old;
+    uint32_t n_rings = MIN(n, OVS_BPF_MAX_UPCALL_RINGS);
+    struct upcall_ring *rings = xcalloc(n_rings, sizeof *rings);
+    uint32_t i;
+    int error = 0;
+
     ovs_rwlock_wrlock(&u->rwlock);
-    free_handlers(u);
+    /* Handler i takes the ring in slot i over, with its upcalls, or a new
+     * one (the BPF programs write into one or the other, never into a
+     * half-made one).  The upcalls left in the rings beyond the new number
+     * are dropped and counted, as the kernel datapath's upcalls queued to
+     * the sockets of handlers that go. */
+    n_old = get_ring_ids(u, old_ids);
+    for (i = 0; i < n_rings; i++) {
+        error = setup_ring(u, i, &rings[i]);
+        if (error) {
+            VLOG_WARN("cannot create upcall ring %"PRIu32" (%s)", i,
+                      ovs_strerror(error));
+            break;
+        }
+    }
+    n_rings = i;
+    u->config.n_rings = n_rings;
+    write_config(u);
+    clear_slots(u, n_rings);
+    free_rings(u->rings, u->n_rings);
+    u->rings = rings;
+    u->n_rings = n_rings;
     u->n_handlers = n;
-    u->handlers = xcalloc(n, sizeof *u->handlers);
-    for (uint32_t i = 0; i < n; i++) {
-        ovs_mutex_init(&u->handlers[i].mutex);
-    }
+    n_old = keep_orphans(u, old_ids, n_old);
     ovs_rwlock_unlock(&u->rwlock);
-    if (n > u->n_rings) {
-        VLOG_INFO("%"PRIu32" upcall handlers for %"PRIuSIZE" upcall rings: "
-                  "some handlers will stay idle", n, u->n_rings);
+    drop_orphans(old_ids, n_old);
+
+    if (n > n_rings && !error) {
+        VLOG_INFO("%"PRIu32" upcall handlers for %"PRIu32" upcall rings: "
+                  "some handlers will stay idle", n, n_rings);
     }
-    return 0;
+    return error;
+}
+
+void
+dpif_bpf_upcalls_set_budget(struct dpif_bpf_upcalls *u,
+                            const struct dpif_bpf_upcall_budget *b)
+{
+    ovs_rwlock_wrlock(&u->rwlock);
+    if (b->rate) {
+        u->config.budget_interval_ns = MAX(1, 1000000000ull / b->rate);
+        /* The bucket is empty 'burst' - 1 intervals ahead of now: after
+         * 'burst' upcalls at once. */
+        u->config.budget_burst_ns = ((uint64_t) (MAX(b->burst, 1) - 1)
+                                     * u->config.budget_interval_ns);
+    } else {
+        u->config.budget_interval_ns = 0;
+        u->config.budget_burst_ns = 0;
+    }
+    u->config.budget_fill = ((uint64_t) OVS_BPF_UPCALL_RING_SIZE
+                             * MIN(b->fill_pct, 100) / 100);
+    write_config(u);
+    ovs_rwlock_unlock(&u->rwlock);
 }
 
 int
 dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *u, uint32_t handler_id,
                       dpif_bpf_upcall_fn *fn, void *aux)
 {
-    struct upcall_request req = { .fn = fn, .aux = aux, .taken = false };
-    struct upcall_handler *h;
-    size_t n_mine;
+    struct upcall_request req = { .fn = fn, .aux = aux };
+    bool taken = false;
 
     ovs_rwlock_rdlock(&u->rwlock);
-    if (handler_id >= u->n_handlers || handler_id >= u->n_rings) {
-        goto out;
-    }
-    h = &u->handlers[handler_id];
+    if (handler_id < u->n_rings) {
+        struct upcall_ring *r = &u->rings[handler_id];
 
-    ovs_mutex_lock(&h->mutex);
-    *cur_request_get() = &req;
-    /* The handler's rings are handler_id + k * n_handlers for k from 0 to
-     * 'n_mine' - 1: read them in turn, from the one after the ring that
-     * gave the last record, so that a busy ring does not starve the
-     * others. */
-    n_mine = (u->n_rings - handler_id + u->n_handlers - 1) / u->n_handlers;
-    for (size_t i = 0; i < n_mine && !req.taken; i++) {
-        size_t k = (h->next_ring + i) % n_mine;
-
-        perf_buffer__consume_buffer(u->pb, handler_id + k * u->n_handlers);
-        if (req.taken) {
-            h->next_ring = k + 1;
+        ovs_mutex_lock(&r->mutex);
+        r->req = &req;
+        taken = ring_buffer__consume(r->rb) == UPCALL_TAKEN;
+        r->req = NULL;
+        if (taken) {
+            r->n_read++;
+            ovs_strlcpy(r->reader, get_subprogram_name(), sizeof r->reader);
         }
+        ovs_mutex_unlock(&r->mutex);
     }
-    *cur_request_get() = NULL;
-    ovs_mutex_unlock(&h->mutex);
-
-out:
     ovs_rwlock_unlock(&u->rwlock);
-    return req.taken ? 0 : EAGAIN;
-}
-
-/* Returns true if ring 'i' holds records that were not read yet. */
-static bool
-ring_has_data(const struct dpif_bpf_upcalls *u, size_t i)
-{
-    struct perf_event_mmap_page *page;
-    void *base;
-    size_t size;
-
-    if (perf_buffer__buffer(u->pb, i, &base, &size)) {
-        return false;
-    }
-    page = base;
-    return (__atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE)
-            != page->data_tail);
+    return taken ? 0 : EAGAIN;
 }
 
 void
 dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *u, uint32_t handler_id)
 {
     ovs_rwlock_rdlock(&u->rwlock);
-    if (handler_id < u->n_handlers) {
-        for (size_t i = handler_id; i < u->n_rings; i += u->n_handlers) {
-            /* The ring's fd is readable only on new records: records left
-             * behind by a recv call that stopped early need a wake-up of
-             * their own. */
-            if (ring_has_data(u, i)) {
-                poll_immediate_wake();
-            } else {
-                poll_fd_wait(perf_buffer__buffer_fd(u->pb, i), POLLIN);
-            }
-        }
+    if (handler_id < u->n_rings) {
+        /* A ring buffer's fd polls readable as long as the ring holds
+         * records not read yet, those that a recv call left behind too. */
+        poll_fd_wait(u->rings[handler_id].fd, POLLIN);
     }
     ovs_rwlock_unlock(&u->rwlock);
 }
@@ -308,8 +479,45 @@ dpif_bpf_upcalls_purge(struct dpif_bpf_upcalls *u)
 {
     ovs_rwlock_wrlock(&u->rwlock);
     /* With no request under way, the callback drops the records. */
-    *cur_request_get() = NULL;
-    perf_buffer__consume(u->pb);
+    for (uint32_t i = 0; i < u->n_rings; i++) {
+        ring_buffer__consume(u->rings[i].rb);
+    }
+    ovs_rwlock_unlock(&u->rwlock);
+}
+
+void
+dpif_bpf_upcalls_format(struct dpif_bpf_upcalls *u, struct ds *ds)
+{
+    ovs_rwlock_rdlock(&u->rwlock);
+    ds_put_format(ds, "  upcall rings: %"PRIu32" of %u kB, for %"PRIu32
+                  " handlers\n", u->n_rings, OVS_BPF_UPCALL_RING_SIZE / 1024,
+                  u->n_handlers);
+    for (uint32_t i = 0; i < u->n_rings; i++) {
+        struct upcall_ring *r = &u->rings[i];
+
+        ovs_mutex_lock(&r->mutex);
+        ds_put_format(ds, "    ring %"PRIu32": read %"PRIu64" by %s\n",
+                      i, r->n_read, r->reader[0] ? r->reader : "none yet");
+        ovs_mutex_unlock(&r->mutex);
+    }
+    if (u->config.budget_interval_ns) {
+        const struct ovs_bpf_upcall_config *c = &u->config;
+
+        ds_put_format(ds, "  upcall budget: %"PRIu64" per second per port "
+                      "and CPU, burst %"PRIu64", ",
+                      (uint64_t) (UINT64_C(1000000000)
+                                  / c->budget_interval_ns),
+                      (uint64_t) (c->budget_burst_ns
+                                  / c->budget_interval_ns + 1));
+        if (c->budget_fill) {
+            ds_put_format(ds, "from %"PRIu32" kB unread\n",
+                          c->budget_fill / 1024);
+        } else {
+            ds_put_cstr(ds, "always\n");
+        }
+    } else {
+        ds_put_cstr(ds, "  upcall budget: none\n");
+    }
     ovs_rwlock_unlock(&u->rwlock);
 }
 
@@ -342,7 +550,7 @@ complete_partial_csum(const struct ovs_bpf_upcall *up,
     }
     if (up->cap_len != up->pkt_len
         || field_ofs + sizeof sum > dp_packet_size(packet)) {
-        /* Cut short by the perf record's size, or offsets that the kernel
+        /* Cut short (OVS_BPF_UPCALL_MAX_CAP), or offsets that the kernel
          * would not give: nothing we can complete. */
         COVERAGE_INC(dpif_bpf_upcall_csum_partial_skipped);
         VLOG_DBG_RL(&rl, "cannot complete the partial checksum of a "
@@ -366,16 +574,16 @@ complete_partial_csum(const struct ovs_bpf_upcall *up,
                 up->pkt_len, start, field_ofs);
 }
 
-void
-dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
-                       struct dp_packet *packet, struct flow *flow)
+/* Fills 'packet', which has VLAN_HEADER_LEN bytes of headroom and room for
+ * the 'cap_len' bytes of 'up' at 'data', as dpif_bpf_upcall_packet()
+ * says. */
+static void
+upcall_packet_fill(const struct ovs_bpf_upcall *up, const void *data,
+                   struct dp_packet *packet, struct flow *flow)
 {
     struct pkt_metadata *md = &packet->md;
     size_t vlan_shift = 0;
 
-    dp_packet_init(packet, up->cap_len + VLAN_HEADER_LEN);
-    /* Headroom for the VLAN tag pushed below and for actions. */
-    dp_packet_reserve(packet, VLAN_HEADER_LEN);
     dp_packet_put(packet, data, up->cap_len);
 
     /* The kernel moves the outer VLAN tag of a received frame into skb
@@ -402,13 +610,29 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     flow_extract(packet, flow);
 }
 
+void
+dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
+                       struct dp_packet *packet, struct flow *flow)
+{
+    dp_packet_init(packet, up->cap_len + VLAN_HEADER_LEN);
+    /* Headroom for the VLAN tag pushed back. */
+    dp_packet_reserve(packet, VLAN_HEADER_LEN);
+    upcall_packet_fill(up, data, packet, flow);
+}
+
+/* Room left in the receive buffer after the packet for its flow key, so that
+ * the key of a small packet fits with it in ofproto's 512-byte stub.  A
+ * longer key makes the buffer move (see below). */
+#define UPCALL_KEY_ROOM 256
+
 int
 dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
                         struct dpif_upcall *upcall, struct ofpbuf *buf,
                         struct flow *flow)
 {
     struct odp_flow_key_parms parms;
-    size_t key_ofs;
+    size_t key_ofs, pkt_ofs, room, data_ofs;
+    const void *base;
 
     memset(upcall, 0, sizeof *upcall);
     switch (up->type) {
@@ -422,7 +646,20 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
         return EINVAL;
     }
 
-    dpif_bpf_upcall_packet(up, data, &upcall->packet, flow);
+    /* The packet goes into 'buf', before the key: in ofproto's stub, for a
+     * small packet, so that an upcall allocates nothing, or else in the one
+     * block that 'buf' takes.  The packet does not own it (DPBUF_STUB):
+     * ofproto frees 'buf' after the packet, and an action that needs more
+     * room copies the packet out of it. */
+    room = VLAN_HEADER_LEN + up->cap_len;
+    ofpbuf_prealloc_tailroom(buf, room + UPCALL_KEY_ROOM);
+    pkt_ofs = buf->size;
+    dp_packet_use_stub(&upcall->packet, ofpbuf_put_uninit(buf, room), room);
+    dp_packet_reserve(&upcall->packet, VLAN_HEADER_LEN);
+    upcall_packet_fill(up, data, &upcall->packet, flow);
+    base = buf->base;
+    data_ofs = ((char *) dp_packet_data(&upcall->packet)
+                - (char *) dp_packet_base(&upcall->packet));
 
     memset(&parms, 0, sizeof parms);
     parms.flow = flow;
@@ -444,5 +681,13 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
      * now. */
     upcall->key = ofpbuf_at_assert(buf, key_ofs, upcall->key_len);
     odp_flow_key_hash(upcall->key, upcall->key_len, &upcall->ufid);
+    if (buf->base != base) {
+        /* A long key moved the buffer, and the packet with it: its offsets
+         * are relative to its data, which only need pointing to again. */
+        char *pkt = ofpbuf_at_assert(buf, pkt_ofs, room);
+
+        dp_packet_set_base(&upcall->packet, pkt);
+        dp_packet_set_data(&upcall->packet, pkt + data_ofs);
+    }
     return 0;
 }

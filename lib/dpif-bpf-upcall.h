@@ -18,14 +18,15 @@
 #define DPIF_BPF_UPCALL_H 1
 
 /* Upcalls of the BPF datapath: packets that the BPF programs send to
- * ovs-vswitchd through the 'upcalls' perf event array, one ring per CPU.
+ * ovs-vswitchd through BPF ring buffers, one per handler thread of
+ * ofproto-dpif-upcall, in the 'upcall_rings' array of maps (see struct
+ * ovs_bpf_upcall_config).
  *
- * The handler threads of ofproto-dpif-upcall pull upcalls: the rings are
- * shared out among the handlers (ring i belongs to handler i % n_handlers),
- * each handler reads only its own rings, from its own thread, so handlers
- * never contend for a ring.  A record is read in place, in the ring: its
- * packet is copied once, into the struct dp_packet of the upcall, and the
- * ring's space is freed as soon as that is done. */
+ * Handler i reads ring i only, from its own thread, so handlers never
+ * share a ring; the BPF programs choose the ring by the packet's hash, so
+ * that the packets of a flow stay in order.  A record is read in place, in
+ * the ring: its packet is copied once, into the upcall's struct
+ * dp_packet, and the ring's space is freed as soon as that is done. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,15 +35,29 @@
 #include "bpf/datapath-abi.h"
 
 struct dp_packet;
+struct ds;
 struct flow;
 struct dpif_upcall;
 struct ofpbuf;
 
-struct dpif_bpf_upcalls *dpif_bpf_upcalls_create(int perf_map_fd,
-                                                 int *errorp);
-void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *);
+/* The upcall budget of each port on each CPU (other_config:bpf-upcall-*):
+ * 'rate' misses per second ('burst' at once) go up whatever the rings
+ * hold; more go up while their ring holds less than 'fill_pct' percent of
+ * its size unread, and are dropped otherwise.  'rate' 0: no budget. */
+struct dpif_bpf_upcall_budget {
+    unsigned int rate;
+    unsigned int burst;
+    unsigned int fill_pct;
+};
+
+struct dpif_bpf_upcalls *dpif_bpf_upcalls_create(
+    int rings_fd, int config_fd, const struct dpif_bpf_upcall_budget *);
+void dpif_bpf_upcalls_destroy(struct dpif_bpf_upcalls *, bool keep_rings);
 int dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *,
                                   uint32_t n_handlers);
+void dpif_bpf_upcalls_set_budget(struct dpif_bpf_upcalls *,
+                                 const struct dpif_bpf_upcall_budget *);
+void dpif_bpf_upcalls_format(struct dpif_bpf_upcalls *, struct ds *);
 
 /* Called with a record 'up' (checked for consistency) and its 'cap_len'
  * bytes of packet at 'data', both valid only for the duration of the call.
@@ -50,8 +65,8 @@ int dpif_bpf_upcalls_set_handlers(struct dpif_bpf_upcalls *,
 typedef bool dpif_bpf_upcall_fn(const struct ovs_bpf_upcall *up,
                                 const void *data, void *aux);
 
-/* Passes the next records of the rings of 'handler_id' to 'fn' until it
- * takes one, then returns 0, or returns EAGAIN if the rings run empty
+/* Passes the next records of the ring of 'handler_id' to 'fn' until it
+ * takes one, then returns 0, or returns EAGAIN if the ring runs empty
  * first. */
 int dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *, uint32_t handler_id,
                           dpif_bpf_upcall_fn *fn, void *aux);
@@ -68,8 +83,9 @@ void dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 
 /* Translates the record 'up' (with its packet at 'data') into 'upcall' for
  * 'dpif_recv()': packet, flow key, ufid, type and userdata.  The key and
- * userdata are stored in 'buf', the packet's flow in 'flow'.  Returns 0 or
- * a positive errno value (the record is then ignored). */
+ * userdata are stored in 'buf', and so is the packet, which does not own
+ * its memory (DPBUF_STUB); the packet's flow is stored in 'flow'.  Returns
+ * 0 or a positive errno value (the record is then ignored). */
 int dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *, const void *data,
                             struct dpif_upcall *, struct ofpbuf *buf,
                             struct flow *flow);

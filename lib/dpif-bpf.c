@@ -32,7 +32,7 @@
  *     (translated by dpif-bpf-odp.c).  The statistics live in the BPF flow
  *     table.
  *
- *   - Upcalls come up through a perf ring (dpif-bpf-upcall.c); packets
+ *   - Upcalls come up through a ring per handler (dpif-bpf-upcall.c); packets
  *     ovs-vswitchd sends ("execute") go down through the TAP device, as a
  *     frame that carries its actions in a trailer that the downcall program
  *     checks and strips.
@@ -122,6 +122,15 @@ COVERAGE_DEFINE(dpif_bpf_l3_drop);
 /* Capacity of the BPF flow table (its max_entries, fixed at load time) and
  * default of the flow limit, which other_config:bpf-flow-limit lowers. */
 #define DP_BPF_FLOW_TABLE_SIZE 65536
+
+/* The default upcall budget of a port on a CPU (other_config:
+ * bpf-upcall-rate, -burst, -budget-fill; see struct
+ * dpif_bpf_upcall_budget): above the misses per second of a busy port's
+ * flow setup, and enforced only while a ring is 5% full, so that a port
+ * alone still has every handler. */
+#define DP_BPF_UPCALL_RATE 2000
+#define DP_BPF_UPCALL_BURST 2000
+#define DP_BPF_UPCALL_FILL_PCT 5
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
@@ -331,6 +340,9 @@ dp_bpf_create(const struct dpif_class *class, const char *name,
     dp->tap_fd = -1;
     ovs_mutex_init(&dp->mutex);
     ovs_rwlock_init(&dp->upcall_rwlock);
+    dp->upcall_budget.rate = DP_BPF_UPCALL_RATE;
+    dp->upcall_budget.burst = DP_BPF_UPCALL_BURST;
+    dp->upcall_budget.fill_pct = DP_BPF_UPCALL_FILL_PCT;
     hmap_init(&dp->ports);
     hmap_init(&dp->flows);
     hmap_init(&dp->flows_by_tkey);
@@ -503,7 +515,9 @@ dp_bpf_free(struct dp_bpf *dp)
     bool remove = dp->destroyed;
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
-    dpif_bpf_upcalls_destroy(dp->upcalls);
+    /* A datapath left for the next ovs-vswitchd keeps its upcall rings:
+     * the upcalls wait in them for it. */
+    dpif_bpf_upcalls_destroy(dp->upcalls, !remove);
     dp->upcalls = NULL;
     ovs_rwlock_unlock(&dp->upcall_rwlock);
 
@@ -715,10 +729,12 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
     memset(stats, 0, sizeof *stats);
     stats->n_hit = read_dp_stat(dp, OVS_BPF_STAT_HIT);
     stats->n_missed = read_dp_stat(dp, OVS_BPF_STAT_MISSED);
-    /* Upcalls that did not fit in a perf ring: the BPF programs count
-     * them as a drop reason. */
-    stats->n_lost = read_dp_stat(dp,
-                                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST));
+    /* Upcalls that did not fit in their ring or were over their port's
+     * budget: the BPF programs count them as drop reasons. */
+    stats->n_lost = (read_dp_stat(dp,
+                                  OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST))
+                     + read_dp_stat(dp, OVS_BPF_STAT_DROP(
+                                        OVS_BPF_DROP_UPCALL_BUDGET)));
     stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
     stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
 
@@ -1552,12 +1568,14 @@ dpif_bpf_recv_set(struct dpif *dpif, bool enable)
 
     ovs_rwlock_wrlock(&dp->upcall_rwlock);
     if (enable && !dp->upcalls) {
-        dp->upcalls = dpif_bpf_upcalls_create(dp->obj->upcalls_fd, &error);
+        dp->upcalls = dpif_bpf_upcalls_create(dp->obj->upcall_rings_fd,
+                                              dp->obj->upcall_config_fd,
+                                              &dp->upcall_budget);
         if (dp->upcalls && dp->n_handlers) {
             dpif_bpf_upcalls_set_handlers(dp->upcalls, dp->n_handlers);
         }
     } else if (!enable && dp->upcalls) {
-        dpif_bpf_upcalls_destroy(dp->upcalls);
+        dpif_bpf_upcalls_destroy(dp->upcalls, false);
         dp->upcalls = NULL;
     }
     ovs_rwlock_unlock(&dp->upcall_rwlock);
@@ -1787,6 +1805,7 @@ static int
 dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
 {
     struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dpif_bpf_upcall_budget budget;
     unsigned int limit, max_masks;
 
     limit = smap_get_uint(other_config, "bpf-flow-limit",
@@ -1804,6 +1823,21 @@ dpif_bpf_set_config(struct dpif *dpif, const struct smap *other_config)
                      "recreate the datapath (restart ovs-vswitchd) to apply",
                      dp->name, dp->obj->vlan_limit, flow_vlan_limit);
     }
+
+    budget.rate = smap_get_uint(other_config, "bpf-upcall-rate",
+                                DP_BPF_UPCALL_RATE);
+    budget.burst = smap_get_uint(other_config, "bpf-upcall-burst",
+                                 DP_BPF_UPCALL_BURST);
+    budget.fill_pct = smap_get_uint(other_config, "bpf-upcall-budget-fill",
+                                    DP_BPF_UPCALL_FILL_PCT);
+    ovs_rwlock_wrlock(&dp->upcall_rwlock);
+    if (memcmp(&budget, &dp->upcall_budget, sizeof budget)) {
+        dp->upcall_budget = budget;
+        if (dp->upcalls) {
+            dpif_bpf_upcalls_set_budget(dp->upcalls, &budget);
+        }
+    }
+    ovs_rwlock_unlock(&dp->upcall_rwlock);
 
     ovs_mutex_lock(&dp->mutex);
     if (limit != dp->flow_limit || max_masks != dp->max_masks) {
@@ -1904,6 +1938,11 @@ dpif_bpf_unixctl_show(struct unixctl_conn *conn, int argc,
             ds_put_format(&ds, "  %s: %"PRIu64"\n", names[i],
                           read_dp_stat(dp, i));
         }
+        ovs_rwlock_rdlock(&dp->upcall_rwlock);
+        if (dp->upcalls) {
+            dpif_bpf_upcalls_format(dp->upcalls, &ds);
+        }
+        ovs_rwlock_unlock(&dp->upcall_rwlock);
         dpif_bpf_show_drops(&ds, dp);
     }
     ovs_mutex_unlock(&dp_bpf_mutex);

@@ -90,7 +90,7 @@ static int test_cpu;
 static int n_failures;
 static uint32_t vlan_limit;     /* Nonzero: .rodata ovs_bpf_vlan_limit. */
 
-/* Upcalls received through the perf ring. */
+/* Upcalls received through the upcall ring. */
 struct upcall_rec {
     struct ovs_bpf_upcall hdr;
     uint8_t pkt[2048];
@@ -100,7 +100,12 @@ static struct upcall_rec upcall_recs[MAX_UPCALLS];
 static int n_upcalls;
 static int n_received;          /* Upcalls received, also beyond
                                  * MAX_UPCALLS. */
-static struct perf_buffer *perf_buf;
+static struct ring_buffer *upcall_rb;
+static int upcall_config_fd, upcall_ring_fd;
+
+/* The harness's one upcall ring: small, so that a few big packets fill
+ * it. */
+#define TEST_RING_SIZE (64 * 1024)
 
 static void OVS_PRINTF_FORMAT(1, 2)
 fail(const char *format, ...)
@@ -206,20 +211,39 @@ private_netns(void)
     close(sock);
 }
 
-static void
-on_upcall(void *ctx OVS_UNUSED, int cpu OVS_UNUSED, void *data, __u32 size)
+static int
+on_upcall(void *ctx OVS_UNUSED, void *data, size_t size)
 {
     struct upcall_rec *rec;
     size_t pkt_len;
 
     n_received++;
     if (n_upcalls >= MAX_UPCALLS || size < sizeof rec->hdr) {
-        return;
+        return 0;
     }
     rec = &upcall_recs[n_upcalls++];
     memcpy(&rec->hdr, data, sizeof rec->hdr);
     pkt_len = MIN(size - sizeof rec->hdr, sizeof rec->pkt);
     memcpy(rec->pkt, (uint8_t *) data + sizeof rec->hdr, pkt_len);
+    return 0;
+}
+
+/* Sets the upcall configuration: one ring, and the budget of each port on
+ * each CPU ('interval_ns' 0: none). */
+static void
+set_upcall_config(uint64_t interval_ns, uint64_t burst_ns, uint32_t fill)
+{
+    struct ovs_bpf_upcall_config cfg = {
+        .n_rings = 1,
+        .budget_fill = fill,
+        .budget_interval_ns = interval_ns,
+        .budget_burst_ns = burst_ns,
+    };
+    uint32_t zero = 0;
+
+    if (bpf_map_update_elem(upcall_config_fd, &zero, &cfg, BPF_ANY)) {
+        ovs_fatal(errno, "upcall config update");
+    }
 }
 
 static void
@@ -274,7 +298,7 @@ add_port(uint32_t port, uint32_t ifindex, uint32_t flags)
 }
 
 /* Loads the object (libbpf fills its prog array), fills the port maps,
- * pins the test to a CPU and opens the perf ring. */
+ * pins the test to a CPU and creates the upcall ring. */
 static void
 dp_open(const char *path)
 {
@@ -336,6 +360,7 @@ dp_open(const char *path)
     ifindex_ports_fd = map_fd(OVS_BPF_MAP_IFINDEX_PORTS);
     ifindexes_fd = map_fd(OVS_BPF_MAP_IFINDEXES);
     upcalls_fd = map_fd(OVS_BPF_MAP_UPCALLS);
+    upcall_config_fd = map_fd(OVS_BPF_MAP_UPCALL_CONFIG);
     tailcalls_fd = map_fd(OVS_BPF_MAP_TAILCALLS);
     scratch_fd = map_fd("scratch");
     meters_fd = map_fd(OVS_BPF_MAP_METERS);
@@ -352,16 +377,24 @@ dp_open(const char *path)
     add_port(LO_PORT2, 1, 0);
     add_port(TNL_PORT, 1, OVS_BPF_PORT_F_TUNNEL);
 
-    perf_buf = perf_buffer__new(upcalls_fd, 16, on_upcall, NULL, NULL, NULL);
-    if (libbpf_get_error(perf_buf)) {
-        ovs_fatal(0, "perf_buffer__new failed");
+    upcall_ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "test_upcalls", 0,
+                                    0, TEST_RING_SIZE, NULL);
+    if (upcall_ring_fd < 0) {
+        ovs_fatal(errno, "creating the upcall ring");
+    }
+    update(upcalls_fd, &(uint32_t) { 0 }, &upcall_ring_fd);
+    set_upcall_config(0, 0, 0);
+    upcall_rb = ring_buffer__new(upcall_ring_fd, on_upcall, NULL, NULL);
+    if (!upcall_rb) {
+        ovs_fatal(errno, "ring_buffer__new failed");
     }
 }
 
 static void
 dp_close(void)
 {
-    perf_buffer__free(perf_buf);
+    ring_buffer__free(upcall_rb);
+    close(upcall_ring_fd);
     bpf_object__close(obj);
 }
 
@@ -370,7 +403,7 @@ static void
 poll_upcalls(void)
 {
     n_upcalls = 0;
-    perf_buffer__poll(perf_buf, 100);
+    ring_buffer__consume(upcall_rb);
 }
 
 /* The sum over the CPUs of the __u64 entry 'key' of the per-CPU array
@@ -3365,8 +3398,8 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
                     OVS_BPF_STAT_DROP(OVS_BPF_DROP_INTERNAL), 1);
     }
 
-    /* Misses that do not fit in the perf ring (16 pages): the packets are
-     * lost, each counted once. */
+    /* Misses that do not fit in the ring (64 kB): the packets are lost,
+     * each counted once. */
     ofpbuf_clear(&pkt);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP);
     ofpbuf_put_zeros(&pkt, 3000);
@@ -3382,6 +3415,40 @@ test_drops(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "upcalls of 3 kB packets: %d of 40 went up", n_received);
     check_drops("upcalls lost", &drops,
                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_LOST), 40 - n_received);
+
+    /* The upcall budget: one miss per second and port on each CPU, from an
+     * empty ring on.  Of 10 misses in a row, one per CPU that the runs
+     * land on goes up (the test's runs take far less than a second), the
+     * others are dropped and counted as over budget. */
+    ofpbuf_clear(&pkt);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP);
+    set_upcall_config(1000000000, 0, 0);
+    poll_upcalls();
+    n_received = 0;
+    drops_get(&drops);
+    for (i = 0; i < 10; i++) {
+        run_ingress(&pkt, &r);
+    }
+    poll_upcalls();
+    CHECK(n_received >= 1 && n_received <= n_cpus && n_received < 10,
+          "budget of 1: %d of 10 misses went up", n_received);
+    check_drops("over the upcall budget", &drops,
+                OVS_BPF_STAT_DROP(OVS_BPF_DROP_UPCALL_BUDGET),
+                10 - n_received);
+
+    /* The same budget, spent, applies only from a fill the ring never
+     * reaches: every miss goes up. */
+    set_upcall_config(1000000000, 0, TEST_RING_SIZE);
+    n_received = 0;
+    drops_get(&drops);
+    for (i = 0; i < 10; i++) {
+        run_ingress(&pkt, &r);
+    }
+    poll_upcalls();
+    CHECK(n_received == 10, "budget spent, ring empty: %d of 10 went up",
+          n_received);
+    check_drops("budget with an empty ring", &drops, NO_DROP, 0);
+    set_upcall_config(0, 0, 0);
 
     ofpbuf_uninit(&pkt);
     ofpbuf_uninit(&tagged);
