@@ -66,6 +66,7 @@ BPF_INC = \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \
 	bpf/actions-mpls.h \
+	bpf/actions-tnl.h \
 	bpf/actions-output.h \
 	bpf/actions-set.h \
 	bpf/actions-tunnel.h \

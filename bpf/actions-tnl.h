@@ -1,0 +1,283 @@
+/*
+ * Copyright (c) 2026 The ovs-ebpf authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Native tunneling: tnl_push and tnl_pop, as dpif-netdev runs them
+ * (lib/netdev-native-tnl.c), on VXLAN over IPv4.
+ *
+ * tnl_push: ovs-vswitchd built the outer headers from its route and
+ * neighbour tables (ofproto's "ovs/route" and "tnl/arp"); the program puts
+ * them in front of the packet and fills in what depends on the packet: the
+ * IPv4 total length and header checksum, the UDP length and the UDP source
+ * port, from the packet's flow hash as netdev-native-tnl and the kernel
+ * spread flows over the ports 32768-60999 (OVS's tnl_udp_port_min/max).
+ * The UDP checksum stays 0 (the translator takes only such headers, what
+ * OVS builds for VXLAN over IPv4 without options:csum=true).
+ *
+ * Room for the header: an IPv4 or IPv6 skb gets it from
+ * bpf_skb_adjust_room() with the encapsulation flags, which open it
+ * behind the Ethernet header and mark the skb as a UDP tunnel packet, so
+ * that a GSO packet is segmented with its outer headers; the Ethernet
+ * header then moves behind the new one.  Any other skb (ARP...), which
+ * that helper refuses, gets it in front from bpf_skb_change_head(), which
+ * cannot mark it: a GSO packet that is not IP cannot be encapsulated
+ * (there is none).
+ *
+ * tnl_pop: checks the outer headers as netdev-native-tnl does (IPv4
+ * version, no options, header checksum, total length; UDP; VXLAN flags and
+ * reserved bits), fills the tunnel metadata of the key as it does
+ * (tun_id, outer addresses, TOS, TTL, UDP ports, flags "key" and, with a
+ * UDP checksum, "csum"), takes the headers off with
+ * bpf_skb_adjust_room() and looks the inner frame up again with in_port =
+ * the tunnel port.  A packet that fails a check is dropped and counted
+ * (OVS_BPF_DROP_TNL_POP_SHORT, OVS_BPF_DROP_TNL_POP_BAD).  The UDP
+ * checksum, when there is one, is not verified (netdev-native-tnl
+ * verifies it when the NIC did not).
+ *
+ * Both refuse (as a failure of their action) a packet with a VLAN tag in
+ * skb metadata or in its bytes (the header would go on the wrong side of
+ * it), and a push or pop inside a clone() whose packet is restored
+ * afterwards (the length changes). */
+
+#ifndef BPF_ACTIONS_TNL_H
+#define BPF_ACTIONS_TNL_H 1
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/datapath-abi.h"
+#include "bpf/actions.h"
+#include "bpf/maps.h"
+#include "bpf/parse.h"
+#include "bpf/tunnel.h"
+
+/* Newer than some UAPI headers (kernel 6.3). */
+#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
+#endif
+
+#define OVS_BPF_TNL_IPV4_HLEN 20
+#define OVS_BPF_TNL_UDP_HLEN 8
+#define OVS_BPF_TNL_VXLAN_HLEN 8
+#define OVS_BPF_TNL_VXLAN_FLAGS 0x08000000  /* The I flag. */
+#define OVS_BPF_TNL_UDP_PORT_MIN 32768
+#define OVS_BPF_TNL_UDP_PORT_MAX 61000
+
+/* The folded one's complement checksum of the 20-byte IPv4 header at
+ * 'ip' (which must hold its checksum field as is). */
+static __always_inline __u16
+ovs_bpf_tnl_ip_csum(void *ip)
+{
+    __s64 sum = bpf_csum_diff(NULL, 0, ip, OVS_BPF_TNL_IPV4_HLEN, 0);
+    __u32 c = (__u32) sum;
+
+    c = (c & 0xffff) + (c >> 16);
+    c = (c & 0xffff) + (c >> 16);
+    return (__u16) ~c;
+}
+
+/* OVS_BPF_ACTION_TNL_PUSH, followed by its TNL_HDR slots. */
+static __always_inline int
+ovs_bpf_act_tnl_push__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *a, __u32 idx)
+{
+    __u8 hdr[OVS_BPF_TNL_MAX_HDR];
+    __u8 inner_eth[ETH_HLEN];
+    struct ovs_bpf_action *h;
+    __u32 len, rest, n_slots, new_len, hash;
+    __u16 tot_len, udp_len, sport, csum;
+    const __u32 l4 = ETH_HLEN + OVS_BPF_TNL_IPV4_HLEN;
+    __u64 flags;
+
+    len = a->u.tnl_push.header_len;
+    if (s->clone_active || skb->vlan_present
+        || a->u.tnl_push.tnl_type != OVS_BPF_TNL_VXLAN
+        || a->u.tnl_push.flags & OVS_BPF_TNL_F_IPV6
+        || len < l4 + OVS_BPF_TNL_UDP_HLEN
+        || len > OVS_BPF_TNL_MAX_HDR) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+    }
+
+    /* The header, from its argument slots. */
+    n_slots = len > OVS_BPF_TNL_HDR_SLOT ? 2 : 1;
+    h = ovs_bpf_slot(s, idx + 1);
+    if (!h || h->type != OVS_BPF_ACTION_TNL_HDR) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+    }
+    __builtin_memcpy(hdr, h->u.raw, OVS_BPF_TNL_HDR_SLOT);
+    if (n_slots == 2) {
+        h = ovs_bpf_slot(s, idx + 2);
+        if (!h || h->type != OVS_BPF_ACTION_TNL_HDR) {
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+        }
+        __builtin_memcpy(hdr + OVS_BPF_TNL_HDR_SLOT, h->u.raw,
+                         OVS_BPF_TNL_HDR_SLOT);
+    }
+
+    /* What depends on the packet: the lengths, the IPv4 checksum, the
+     * source port from the inner packet's hash. */
+    hash = bpf_get_hash_recalc(skb);
+    new_len = skb->len + len;
+    tot_len = bpf_htons(new_len - ETH_HLEN);
+    udp_len = bpf_htons(new_len - l4);
+    sport = bpf_htons((__u16) ((((__u64) hash)
+                                * (OVS_BPF_TNL_UDP_PORT_MAX
+                                   - OVS_BPF_TNL_UDP_PORT_MIN)) >> 32)
+                      + OVS_BPF_TNL_UDP_PORT_MIN);
+    __builtin_memcpy(hdr + ETH_HLEN + 2, &tot_len, 2);
+    __builtin_memset(hdr + ETH_HLEN + 10, 0, 2);
+    csum = ovs_bpf_tnl_ip_csum(hdr + ETH_HLEN);
+    __builtin_memcpy(hdr + ETH_HLEN + 10, &csum, 2);
+    __builtin_memcpy(hdr + l4, &sport, 2);
+    __builtin_memcpy(hdr + l4 + 4, &udp_len, 2);
+    __builtin_memset(hdr + l4 + 6, 0, 2);
+
+    /* Room, then the header.  Verifier: the store's length is provably in
+     * [1, OVS_BPF_TNL_MAX_HDR - ETH_HLEN]. */
+    rest = len - ETH_HLEN;
+    if (rest > OVS_BPF_TNL_MAX_HDR - ETH_HLEN || rest < 1) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+    }
+    if ((skb->protocol == bpf_htons(ETH_P_IP)
+         || skb->protocol == bpf_htons(ETH_P_IPV6))
+        && s->l3_ofs == ETH_HLEN) {
+        flags = (BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP
+                 | BPF_F_ADJ_ROOM_ENCAP_L2_ETH
+                 | BPF_F_ADJ_ROOM_ENCAP_L2(ETH_HLEN));
+        if (bpf_skb_load_bytes(skb, 0, inner_eth, ETH_HLEN)
+            || bpf_skb_adjust_room(skb, len, BPF_ADJ_ROOM_MAC, flags)
+            || bpf_skb_store_bytes(skb, len, inner_eth, ETH_HLEN,
+                                   BPF_F_RECOMPUTE_CSUM)) {
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+        }
+    } else if (skb->gso_size
+               || bpf_skb_change_head(skb, len, 0)) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+    }
+    if (bpf_skb_store_bytes(skb, 0, hdr, ETH_HLEN, 0)
+        || bpf_skb_store_bytes(skb, ETH_HLEN, hdr + ETH_HLEN, rest,
+                               BPF_F_RECOMPUTE_CSUM)) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+    }
+
+    /* The key still describes the inner packet; no set action of ours
+     * follows a tnl_push (the translator sees to it). */
+    s->l3_ofs = ETH_HLEN;
+    s->l4_ofs = 0;
+    return ovs_bpf_run_actions(skb, s, idx + 1 + n_slots);
+}
+
+/* OVS_BPF_ACTION_TNL_POP. */
+static __always_inline int
+ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                      struct ovs_bpf_action *a, __u32 idx)
+{
+    /* Outer IPv4, UDP, VXLAN and inner Ethernet headers. */
+    __u8 buf[OVS_BPF_TNL_IPV4_HLEN + OVS_BPF_TNL_UDP_HLEN
+             + OVS_BPF_TNL_VXLAN_HLEN + ETH_HLEN];
+    const __u32 udp = OVS_BPF_TNL_IPV4_HLEN;
+    const __u32 vx = udp + OVS_BPF_TNL_UDP_HLEN;
+    const __u32 eth = vx + OVS_BPF_TNL_VXLAN_HLEN;
+    struct ovs_bpf_flow_key *k = &s->key;
+    __u32 port = a->u.tnl_pop.port;
+    struct ovs_bpf_port *p;
+    __be32 vx_flags, vni;
+    __be16 inner_type, csum, tot_len, udp_len;
+    __u64 decap = 0;
+    __u32 depth;
+
+    p = bpf_map_lookup_elem(&ports, &port);
+    if (!p || !(p->flags & OVS_BPF_PORT_F_TUNNEL)
+        || p->flags & OVS_BPF_PORT_F_L3 || s->clone_active
+        || skb->vlan_present || k->eth_type != bpf_htons(ETH_P_IP)
+        || s->l3_ofs != ETH_HLEN) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_POP);
+    }
+    if (skb->len < ETH_HLEN + sizeof buf
+        || bpf_skb_load_bytes(skb, ETH_HLEN, buf, sizeof buf)) {
+        return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_SHORT);
+    }
+
+    /* IPv4: version 4 without options, a good checksum, not a fragment,
+     * UDP, a total length that the packet holds. */
+    __builtin_memcpy(&tot_len, buf + 2, 2);
+    if (buf[0] != 0x45 || ovs_bpf_tnl_ip_csum(buf)
+        || (buf[6] & 0x3f) || buf[7] || buf[9] != IPPROTO_UDP) {
+        return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
+    }
+    __builtin_memcpy(&udp_len, buf + udp + 4, 2);
+    if (bpf_ntohs(tot_len) > skb->len - ETH_HLEN
+        || bpf_ntohs(tot_len) < sizeof buf
+        || bpf_ntohs(udp_len) > bpf_ntohs(tot_len) - udp
+        || bpf_ntohs(udp_len) < sizeof buf - udp) {
+        return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_SHORT);
+    }
+
+    /* VXLAN: the I flag and nothing else, the reserved byte after the VNI
+     * zero. */
+    __builtin_memcpy(&vx_flags, buf + vx, 4);
+    __builtin_memcpy(&vni, buf + vx + 4, 4);
+    if (vx_flags != bpf_htonl(OVS_BPF_TNL_VXLAN_FLAGS)
+        || vni & bpf_htonl(0xff)) {
+        return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
+    }
+
+    /* Off with the headers: the inner Ethernet header replaces the outer
+     * one.  The GSO size is the inner packet's already. */
+    __builtin_memcpy(&inner_type, buf + eth + 12, 2);
+    if (inner_type == bpf_htons(ETH_P_IP)) {
+        decap = BPF_F_ADJ_ROOM_DECAP_L3_IPV4;
+    } else if (inner_type == bpf_htons(ETH_P_IPV6)) {
+        decap = BPF_F_ADJ_ROOM_DECAP_L3_IPV6;
+    }
+    if (bpf_skb_adjust_room(skb, -(__s32) (eth + ETH_HLEN),
+                            BPF_ADJ_ROOM_MAC,
+                            BPF_F_ADJ_ROOM_FIXED_GSO | decap)
+        || bpf_skb_store_bytes(skb, 0, buf + eth, ETH_HLEN, 0)) {
+        return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_POP);
+    }
+
+    /* The tunnel metadata, as netdev-native-tnl fills it; conntrack state
+     * does not go through a tunnel. */
+    ovs_bpf_key_zero(k, OVS_BPF_KEY_CT_TUN_OFS, sizeof *k);
+    k->tun_id = bpf_cpu_to_be64((__u64) (bpf_ntohl(vni) >> 8));
+    __builtin_memcpy(&k->tun_ipv4_src, buf + 12, 4);
+    __builtin_memcpy(&k->tun_ipv4_dst, buf + 16, 4);
+    k->tun_tos = buf[1];
+    k->tun_ttl = buf[8];
+    __builtin_memcpy(&k->tun_tp_src, buf + udp, 2);
+    __builtin_memcpy(&k->tun_tp_dst, buf + udp + 2, 2);
+    __builtin_memcpy(&csum, buf + udp + 6, 2);
+    k->tun_flags = bpf_htons(OVS_BPF_FLOW_TNL_F_KEY
+                             | (csum ? OVS_BPF_FLOW_TNL_F_CSUM : 0));
+    k->in_port = port;
+
+    /* Looked up again, as a recirculation with the same recirc_id. */
+    depth = skb->cb[OVS_BPF_CB_RECIRC];
+    if (depth >= OVS_BPF_MAX_RECIRC) {
+        return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
+    }
+    skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
+    skb->cb[OVS_BPF_CB_SENT] = 0;
+    s->reentry = OVS_BPF_REENTRY_RECIRC;
+    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
+    s->reentry = OVS_BPF_REENTRY_NONE;
+    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
+}
+
+#endif /* BPF_ACTIONS_TNL_H */
