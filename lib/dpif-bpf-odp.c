@@ -1327,41 +1327,54 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
 
 /* Translates tnl_push 'a' into a TNL_PUSH slot and the TNL_HDR slots of its
  * header (see bpf/actions-tnl.h).  The BPF programs push what
- * netdev-native-tnl pushes for VXLAN over IPv4 without a UDP checksum:
- * any other header is refused (EINVAL), as before there was native
- * tunneling in BPF. */
+ * netdev-native-tnl pushes for VXLAN over IPv4 or IPv6, with or without a
+ * UDP checksum: any other header is refused (EINVAL), as before there was
+ * native tunneling in BPF. */
 static int
 xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
 {
     const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
-    const size_t vxlan_len = (ETH_HEADER_LEN + IP_HEADER_LEN + UDP_HEADER_LEN
-                              + sizeof(struct vxlanhdr));
     const struct ovs_action_push_tnl *data = nl_attr_get(a);
-    const struct ip_header *ip;
-    const struct udp_header *udp;
     const struct vxlanhdr *vxh;
     struct ovs_bpf_action *s;
     const uint8_t *hdr;
-    size_t n;
+    size_t l4, n;
+    bool ipv6;
 
     if (nl_attr_get_size(a) < hdr_ofs
         || data->header_len > nl_attr_get_size(a) - hdr_ofs
-        || data->header_len > OVS_BPF_TNL_MAX_HDR) {
-        return EINVAL;
-    }
-    if (data->tnl_type != OVS_VPORT_TYPE_VXLAN
-        || data->header_len != vxlan_len) {
+        || data->header_len > OVS_BPF_TNL_MAX_HDR
+        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN) {
         return EINVAL;
     }
     hdr = (const uint8_t *) data->header;
-    ip = ALIGNED_CAST(const struct ip_header *, hdr + ETH_HEADER_LEN);
-    udp = ALIGNED_CAST(const struct udp_header *, ip + 1);
-    vxh = ALIGNED_CAST(const struct vxlanhdr *, udp + 1);
-    if ((hdr[12] << 8 | hdr[13]) != ETH_TYPE_IP
-        || ip->ip_ihl_ver != IP_IHL_VER(5, 4)
-        || ip->ip_proto != IPPROTO_UDP
-        || udp->udp_csum
-        || get_16aligned_be32(&vxh->vx_flags) != htonl(VXLAN_FLAGS)) {
+    ipv6 = (hdr[12] << 8 | hdr[13]) == ETH_TYPE_IPV6;
+    if (ipv6) {
+        const struct ovs_16aligned_ip6_hdr *ip6;
+
+        l4 = ETH_HEADER_LEN + IPV6_HEADER_LEN;
+        ip6 = ALIGNED_CAST(const struct ovs_16aligned_ip6_hdr *,
+                           hdr + ETH_HEADER_LEN);
+        if (data->header_len < l4 || ip6->ip6_nxt != IPPROTO_UDP) {
+            return EINVAL;
+        }
+    } else {
+        const struct ip_header *ip;
+
+        l4 = ETH_HEADER_LEN + IP_HEADER_LEN;
+        ip = ALIGNED_CAST(const struct ip_header *, hdr + ETH_HEADER_LEN);
+        if ((hdr[12] << 8 | hdr[13]) != ETH_TYPE_IP
+            || ip->ip_ihl_ver != IP_IHL_VER(5, 4)
+            || ip->ip_proto != IPPROTO_UDP) {
+            return EINVAL;
+        }
+    }
+    if (data->tnl_type != OVS_VPORT_TYPE_VXLAN
+        || data->header_len != l4 + UDP_HEADER_LEN + sizeof *vxh) {
+        return EINVAL;
+    }
+    vxh = ALIGNED_CAST(const struct vxlanhdr *, hdr + l4 + UDP_HEADER_LEN);
+    if (get_16aligned_be32(&vxh->vx_flags) != htonl(VXLAN_FLAGS)) {
         return EINVAL;
     }
 
@@ -1370,6 +1383,7 @@ xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
     s->u.tnl_push.out_port = odp_to_u32(data->out_port);
     s->u.tnl_push.header_len = data->header_len;
     s->u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN;
+    s->u.tnl_push.flags = ipv6 ? OVS_BPF_TNL_F_IPV6 : 0;
     for (size_t ofs = 0; ofs < data->header_len; ofs += n) {
         n = MIN(OVS_BPF_TNL_HDR_SLOT, data->header_len - ofs);
         memcpy(new_slot(x, OVS_BPF_ACTION_TNL_HDR)->u.raw, hdr + ofs, n);
@@ -2569,8 +2583,9 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             uint32_t len = p->header_len;
 
             ds_put_format(s, "(tnl_port=%"PRIu32",out_port=%"PRIu32
-                          ",type=%"PRIu8",header=", p->tnl_port, p->out_port,
-                          p->tnl_type);
+                          ",type=%"PRIu8"%s,header=", p->tnl_port,
+                          p->out_port, p->tnl_type,
+                          p->flags & OVS_BPF_TNL_F_IPV6 ? ",ipv6" : "");
             /* The header, from the TNL_HDR slots that follow. */
             while (len && i + 1 < n
                    && slots[i + 1].type == OVS_BPF_ACTION_TNL_HDR) {

@@ -3287,20 +3287,53 @@ tunnel_case(const char *name, const struct ofpbuf *pkt,
  * UDP source port left for the push, UDP checksum 0), VNI 0x123456, from
  * 172.31.1.100 to 172.31.1.1, then the inner frame's hex. */
 #define TNL_OUTER_ETH "aabbccddeeff 112233445566 0800 "
+#define TNL_OUTER_ETH6 "aabbccddeeff 112233445566 86dd "
 #define TNL_IP(TOT, CSUM) "4500 " TOT " 0000 4000 4011 " CSUM \
                           " ac1f0164 ac1f0101 "
-#define TNL_UDP(SPORT, LEN) SPORT " 12b5 " LEN " 0000 "
+#define TNL_UDP(CSUM) "0000 12b5 0000 " CSUM " "
 #define TNL_VXLAN "08000000 12345600 "
 
+/* The one's complement sum of 'n' bytes at 'p', unfolded. */
+static uint32_t
+tnl_sum(const uint8_t *p, size_t n, uint32_t sum)
+{
+    for (size_t i = 0; i < n; i += 2) {
+        sum += p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
+    }
+    return sum;
+}
+
+/* True if the UDP checksum of the outer headers of 'o' ('len' bytes, IPv4
+ * or IPv6 from byte 14 on, UDP at 'l4') is right. */
+static bool
+tnl_udp_csum_ok(const uint8_t *o, size_t len, size_t l4, bool ipv6)
+{
+    uint32_t sum = 0;
+
+    if (ipv6) {
+        sum = tnl_sum(o + 22, 32, sum);
+    } else {
+        sum = tnl_sum(o + 26, 8, sum);
+    }
+    sum += 17 + (len - l4);
+    sum = tnl_sum(o + l4, len - l4, sum);
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum == 0xffff;
+}
+
 /* tnl_push + output of 'inner': the output is the header of 'acts' with
- * the lengths, the IP checksum and a source port in 32768-60999 filled in,
- * then 'inner' unchanged.  Returns the output in 'out'. */
+ * the lengths, the IPv4 checksum, the UDP checksum if the header asks for
+ * one ('csum') and a source port in 32768-60999 filled in, then 'inner'
+ * unchanged.  Returns the output in 'out'. */
 static void
 tnl_push_case(const char *name, const struct ofpbuf *inner,
-              const struct ovs_bpf_action *acts, uint32_t n,
-              struct ofpbuf *out)
+              const struct ovs_bpf_action *acts, uint32_t n, bool ipv6,
+              bool csum_, struct ofpbuf *out)
 {
-    const size_t hlen = 50;
+    const size_t l4 = ipv6 ? 54 : 34;
+    const size_t hlen = l4 + 16;
     struct drops drops;
     struct run r;
 
@@ -3317,22 +3350,34 @@ tnl_push_case(const char *name, const struct ofpbuf *inner,
     ofpbuf_put(out, r.out, r.out_len);
 
     const uint8_t *o = r.out;
-    uint16_t tot = o[16] << 8 | o[17];
-    uint16_t sport = o[34] << 8 | o[35];
-    uint16_t ulen = o[38] << 8 | o[39];
+    uint16_t sport = o[l4] << 8 | o[l4 + 1];
+    uint16_t ulen = o[l4 + 4] << 8 | o[l4 + 5];
+    uint16_t ucsum = o[l4 + 6] << 8 | o[l4 + 7];
 
-    CHECK(!memcmp(o, "\xaa\xbb\xcc\xdd\xee\xff\x11\x22\x33\x44\x55\x66"
-                  "\x08\x00", 14), "%s: outer Ethernet header", name);
-    CHECK(tot == r.out_len - 14 && !csum(o + 14, 20),
-          "%s: IPv4 total length %u (expected %u), checksum %#x", name,
-          tot, r.out_len - 14, ntohs(csum(o + 14, 20)));
-    CHECK(o[20] == 0x40 && o[22] == 64 && o[23] == 17,
-          "%s: DF, TTL, protocol", name);
-    CHECK(sport >= 32768 && sport < 61000 && ulen == r.out_len - 34
-          && o[36] == 0x12 && o[37] == 0xb5 && !o[40] && !o[41],
-          "%s: UDP source port %u, length %u, dst port, checksum", name,
-          sport, ulen);
-    CHECK(!memcmp(o + 42, "\x08\x00\x00\x00\x12\x34\x56\x00", 8),
+    CHECK(!memcmp(o, "\xaa\xbb\xcc\xdd\xee\xff\x11\x22\x33\x44\x55\x66", 12)
+          && o[12] == (ipv6 ? 0x86 : 0x08) && o[13] == (ipv6 ? 0xdd : 0),
+          "%s: outer Ethernet header", name);
+    if (ipv6) {
+        uint16_t plen = o[18] << 8 | o[19];
+
+        CHECK(plen == r.out_len - l4 && o[20] == 17 && o[21] == 64,
+              "%s: IPv6 payload length %u (expected %"PRIuSIZE"), next header, "
+              "hop limit", name, plen, r.out_len - l4);
+    } else {
+        uint16_t tot = o[16] << 8 | o[17];
+
+        CHECK(tot == r.out_len - 14 && !csum(o + 14, 20),
+              "%s: IPv4 total length %u (expected %u), checksum %#x", name,
+              tot, r.out_len - 14, ntohs(csum(o + 14, 20)));
+        CHECK(o[20] == 0x40 && o[22] == 64 && o[23] == 17,
+              "%s: DF, TTL, protocol", name);
+    }
+    CHECK(sport >= 32768 && sport < 61000 && ulen == r.out_len - l4
+          && o[l4 + 2] == 0x12 && o[l4 + 3] == 0xb5,
+          "%s: UDP source port %u, length %u, dst port", name, sport, ulen);
+    CHECK(csum_ ? ucsum && tnl_udp_csum_ok(o, r.out_len, l4, ipv6) : !ucsum,
+          "%s: UDP checksum %#x", name, ucsum);
+    CHECK(!memcmp(o + l4 + 8, "\x08\x00\x00\x00\x12\x34\x56\x00", 8),
           "%s: VXLAN header", name);
     CHECK(!memcmp(o + hlen, inner->data, inner->size),
           "%s: inner frame unchanged", name);
@@ -3376,7 +3421,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* The header as ofproto gives it, in a TNL_PUSH slot and the TNL_HDR
      * slots after it. */
     pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
-            TNL_UDP("0000", "0000") TNL_VXLAN);
+            TNL_UDP("0000") TNL_VXLAN);
     ovs_assert(hdr.size == 50);
     acts[0] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
                   .u.tnl_push.out_port = LO_PORT1,
@@ -3390,10 +3435,11 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * (bpf_skb_change_head()). */
     pkt_hex(&inner, ETH "0800 " IP4_UDP "00000000000000000000");
     fix_checksums(&inner);
-    tnl_push_case("tnl_push of IPv4", &inner, acts, 3, &outer);
+    tnl_push_case("tnl_push of IPv4", &inner, acts, 3, false, false,
+                  &outer);
     pkt_hex(&arp, "ffffffffffff 0a0000000001 0806 0001 0800 06 04 0001 "
             "0a0000000001 0a000001 000000000000 0a000002");
-    tnl_push_case("tnl_push of ARP", &arp, acts, 3, &bad);
+    tnl_push_case("tnl_push of ARP", &arp, acts, 3, false, false, &bad);
 
     /* tnl_pop of what tnl_push made: the inner frame is looked up again
      * with in_port = the tunnel port and the tunnel metadata of the outer
@@ -3459,6 +3505,79 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
         run_ingress(&outer, &r);
         check_drops("tnl_pop to a plain port", &drops, pop_failed, 1);
     }
+
+    /* With a UDP checksum (options:csum=true): computed at the push,
+     * checked at the pop, which drops a packet whose checksum is wrong. */
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("ffff") TNL_VXLAN);
+    memcpy(acts[1].u.raw, hdr.data, hdr.size);
+    tnl_push_case("tnl_push with csum", &inner, acts, 3, false, true,
+                  &outer);
+    tnl_pop_case("tnl_pop with csum", &outer, NO_DROP, TC_ACT_SHOT);
+    scratch_key(&key);
+    CHECK(key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "tnl_pop with csum: flags %#x", ntohs(key.tun_flags));
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[bad.size - 1] ^= 0x10;
+    tnl_pop_case("tnl_pop with a bad UDP checksum", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    /* Over IPv6 (two TNL_HDR slots), with its UDP checksum, and back. */
+    pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
+    pkt_hex(&hdr, TNL_OUTER_ETH6
+            "6000 0000 0000 1140 fc000000000000000000000000000001 "
+            "fc000000000000000000000000000002 "
+            TNL_UDP("ffff") TNL_VXLAN);
+    ovs_assert(hdr.size == 70);
+    acts[0].u.tnl_push.header_len = hdr.size;
+    acts[0].u.tnl_push.flags = OVS_BPF_TNL_F_IPV6;
+    memcpy(acts[1].u.raw, hdr.data, OVS_BPF_TNL_HDR_SLOT);
+    acts[2] = ACT(TNL_HDR);
+    memcpy(acts[2].u.raw, (uint8_t *) hdr.data + OVS_BPF_TNL_HDR_SLOT,
+           hdr.size - OVS_BPF_TNL_HDR_SLOT);
+    acts[3] = OUTPUT(LO_PORT1);
+    tnl_push_case("tnl_push over IPv6", &inner, acts, 4, true, true,
+                  &outer);
+    tnl_push_case("tnl_push of ARP over IPv6", &arp, acts, 4, true, true,
+                  &bad);
+    /* Its pop leaves less than an IPv6 header behind the MAC header,
+     * which bpf_skb_adjust_room() refuses to do but with padding. */
+    flow_for(&bad, &pop, 1);
+    run_ingress(&bad, &r);
+    poll_upcalls();
+    scratch_key(&key);
+    add_flow(0, &key, NULL, &out, 1, 0);
+    run_ingress(&bad, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == arp.size
+          && !memcmp(r.out, arp.data, arp.size),
+          "tnl_pop of ARP over IPv6: retval %u, length %u", r.retval,
+          r.out_len);
+    pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
+    flow_for(&outer, &pop, 1);
+    run_ingress(&outer, &r);
+    poll_upcalls();
+    scratch_key(&key);
+    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
+          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
+          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
+          && key.tun_ttl == 64
+          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "tnl_pop over IPv6: key in_port %"PRIu32" flags %#x",
+          key.in_port, ntohs(key.tun_flags));
+    add_flow(0, &key, NULL, &out, 1, 0);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    run_ingress(&outer, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner.size
+          && !memcmp(r.out, inner.data, inner.size)
+          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
+          "tnl_pop over IPv6: retval %u, length %u, %"PRIu64" hits",
+          r.retval, r.out_len, stat_get(OVS_BPF_STAT_HIT) - hit);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
+    tnl_pop_case("tnl_pop over IPv6 with bad VXLAN flags", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
 
     ofpbuf_uninit(&hdr);
     ofpbuf_uninit(&inner);
