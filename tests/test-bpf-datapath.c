@@ -3401,15 +3401,52 @@ tnl_pop_case(const char *name, const struct ofpbuf *pkt, uint32_t stat,
     check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
 }
 
+/* Runs 'outer' through a flow of tnl_pop(TNL_PORT) that has no flow for
+ * the popped frame, and stores in 'key' the key of the popped frame (the
+ * miss after the pop). */
+static void
+tnl_pop_key(const struct ofpbuf *outer, struct ovs_bpf_flow_key *key)
+{
+    struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
+    struct run r;
+
+    flow_for(outer, &pop, 1);
+    run_ingress(outer, &r);
+    poll_upcalls();
+    scratch_key(key);
+}
+
+/* Installs a flow for 'key' (the popped frame's) that outputs, runs
+ * 'outer' again and checks that the output is 'inner' unchanged, after a
+ * hit before and after the pop. */
+static void
+tnl_pop_match(const char *name, const struct ofpbuf *outer,
+              const struct ovs_bpf_flow_key *key, const struct ofpbuf *inner)
+{
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    uint64_t hit;
+    struct run r;
+
+    add_flow(0, key, NULL, &out, 1, 0);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    run_ingress(outer, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner->size
+          && !memcmp(r.out, inner->data, inner->size)
+          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
+          "%s: retval %u, length %u (expected %"PRIu32"), %"PRIu64" hits",
+          name, r.retval, r.out_len, inner->size,
+          stat_get(OVS_BPF_STAT_HIT) - hit);
+}
+
 static void
 test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     const uint32_t pop_failed
         = OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TNL_POP);
-    struct ovs_bpf_action acts[5], pop, out = OUTPUT(LO_PORT1);
+    struct ovs_bpf_action acts[5];
+    struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = LO_PORT1);
     struct ovs_bpf_flow_key key;
     struct ofpbuf hdr, inner, arp, outer, bad;
-    uint64_t hit;
     struct run r;
 
     ofpbuf_init(&hdr, 0);
@@ -3444,11 +3481,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     /* tnl_pop of what tnl_push made: the inner frame is looked up again
      * with in_port = the tunnel port and the tunnel metadata of the outer
      * headers, and a flow for that key outputs it unchanged. */
-    pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
-    flow_for(&outer, &pop, 1);
-    run_ingress(&outer, &r);
-    poll_upcalls();
-    scratch_key(&key);
+    tnl_pop_key(&outer, &key);
     CHECK(key.in_port == TNL_PORT
           && key.tun_id == htonll(0x123456)
           && key.tun_ipv4_src == htonl(0xac1f0164)
@@ -3460,15 +3493,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
           && key.eth_type == htons(0x0800) && key.nw_proto == 17,
           "tnl_pop: key in_port %"PRIu32" tun_id %#"PRIx64" flags %#x",
           key.in_port, ntohll(key.tun_id), ntohs(key.tun_flags));
-    add_flow(0, &key, NULL, &out, 1, 0);
-    hit = stat_get(OVS_BPF_STAT_HIT);
-    run_ingress(&outer, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner.size
-          && !memcmp(r.out, inner.data, inner.size)
-          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
-          "tnl_pop: retval %u, length %u (expected %"PRIu32"), "
-          "%"PRIu64" hits", r.retval, r.out_len, inner.size,
-          stat_get(OVS_BPF_STAT_HIT) - hit);
+    tnl_pop_match("tnl_pop", &outer, &key, &inner);
 
     /* Bad input, each dropped and counted. */
     ofpbuf_clear(&bad);
@@ -3496,7 +3521,6 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     tnl_pop_case("tnl_pop, good again", &bad, NO_DROP, TC_ACT_SHOT);
 
     /* tnl_pop to a port that is not a tunnel port. */
-    pop.u.tnl_pop.port = LO_PORT1;
     flow_for(&outer, &pop, 1);
     {
         struct drops drops;
@@ -3524,7 +3548,6 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
                  OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
 
     /* Over IPv6 (two TNL_HDR slots), with its UDP checksum, and back. */
-    pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
     pkt_hex(&hdr, TNL_OUTER_ETH6
             "6000 0000 0000 1140 fc000000000000000000000000000001 "
             "fc000000000000000000000000000002 "
@@ -3543,21 +3566,9 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
                   &bad);
     /* Its pop leaves less than an IPv6 header behind the MAC header,
      * which bpf_skb_adjust_room() refuses to do but with padding. */
-    flow_for(&bad, &pop, 1);
-    run_ingress(&bad, &r);
-    poll_upcalls();
-    scratch_key(&key);
-    add_flow(0, &key, NULL, &out, 1, 0);
-    run_ingress(&bad, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == arp.size
-          && !memcmp(r.out, arp.data, arp.size),
-          "tnl_pop of ARP over IPv6: retval %u, length %u", r.retval,
-          r.out_len);
-    pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
-    flow_for(&outer, &pop, 1);
-    run_ingress(&outer, &r);
-    poll_upcalls();
-    scratch_key(&key);
+    tnl_pop_key(&bad, &key);
+    tnl_pop_match("tnl_pop of ARP over IPv6", &bad, &key, &arp);
+    tnl_pop_key(&outer, &key);
     CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
           && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
           && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
@@ -3565,14 +3576,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
           && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
           "tnl_pop over IPv6: key in_port %"PRIu32" flags %#x",
           key.in_port, ntohs(key.tun_flags));
-    add_flow(0, &key, NULL, &out, 1, 0);
-    hit = stat_get(OVS_BPF_STAT_HIT);
-    run_ingress(&outer, &r);
-    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner.size
-          && !memcmp(r.out, inner.data, inner.size)
-          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
-          "tnl_pop over IPv6: retval %u, length %u, %"PRIu64" hits",
-          r.retval, r.out_len, stat_get(OVS_BPF_STAT_HIT) - hit);
+    tnl_pop_match("tnl_pop over IPv6", &outer, &key, &inner);
     ofpbuf_clear(&bad);
     ofpbuf_put(&bad, outer.data, outer.size);
     ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
