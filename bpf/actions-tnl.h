@@ -143,10 +143,12 @@ ovs_bpf_tnl_udp_csum(struct __sk_buff *skb, bool ipv6, __u32 l4,
 
     end = l4 + bpf_ntohs(udp_len);
     partial = ovs_bpf_skb_csum_partial(skb, &start, &offset);
-    if (partial && start <= l4 && verify) {
+    if (verify && ((partial && start <= l4) || skb->gso_size)) {
         /* The outer UDP checksum itself is still to be computed (a local
-         * sender's, offloaded): the kernel takes such a packet as
-         * checked, and so do we. */
+         * sender's, offloaded), or is computed for each segment when a GSO
+         * packet is segmented (its field holds the pseudo-header sum of
+         * the whole): the kernel takes such a packet as checked, and so do
+         * we. */
         *csump = 0;
         return true;
     }
