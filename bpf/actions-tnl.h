@@ -15,16 +15,17 @@
  */
 
 /* Native tunneling: tnl_push and tnl_pop, as dpif-netdev runs them
- * (lib/netdev-native-tnl.c), on VXLAN over IPv4.
+ * (lib/netdev-native-tnl.c), on VXLAN over IPv4 and IPv6.
  *
  * tnl_push: ovs-vswitchd built the outer headers from its route and
- * neighbour tables (ofproto's "ovs/route" and "tnl/arp"); the program puts
- * them in front of the packet and fills in what depends on the packet: the
- * IPv4 total length and header checksum, the UDP length and the UDP source
- * port, from the packet's flow hash as netdev-native-tnl and the kernel
- * spread flows over the ports 32768-60999 (OVS's tnl_udp_port_min/max).
- * The UDP checksum stays 0 (the translator takes only such headers, what
- * OVS builds for VXLAN over IPv4 without options:csum=true).
+ * neighbour tables (ofproto's "ovs/route" and "tnl/neigh"); the program
+ * puts them in front of the packet and fills in what depends on the
+ * packet: the IPv4 total length and header checksum or the IPv6 payload
+ * length, the UDP length, the UDP source port, from the packet's flow hash
+ * as netdev-native-tnl and the kernel spread flows over the ports
+ * 32768-60999 (OVS's tnl_udp_port_min/max), and the UDP checksum if the
+ * header has a nonzero one (IPv6 always, IPv4 with options:csum=true),
+ * see ovs_bpf_tnl_udp_csum().
  *
  * Room for the header: an IPv4 or IPv6 skb gets it from
  * bpf_skb_adjust_room() with the encapsulation flags, which open it
@@ -36,15 +37,14 @@
  * (there is none).
  *
  * tnl_pop: checks the outer headers as netdev-native-tnl does (IPv4
- * version, no options, header checksum, total length; UDP; VXLAN flags and
+ * version, no options, header checksum, total length; IPv6 without
+ * extension headers; UDP, its length and checksum; VXLAN flags and
  * reserved bits), fills the tunnel metadata of the key as it does
  * (tun_id, outer addresses, TOS, TTL, UDP ports, flags "key" and, with a
  * UDP checksum, "csum"), takes the headers off with
  * bpf_skb_adjust_room() and looks the inner frame up again with in_port =
  * the tunnel port.  A packet that fails a check is dropped and counted
- * (OVS_BPF_DROP_TNL_POP_SHORT, OVS_BPF_DROP_TNL_POP_BAD).  The UDP
- * checksum, when there is one, is not verified (netdev-native-tnl
- * verifies it when the NIC did not).
+ * (OVS_BPF_DROP_TNL_POP_SHORT, OVS_BPF_DROP_TNL_POP_BAD).
  *
  * Both refuse (as a failure of their action) a packet with a VLAN tag in
  * skb metadata or in its bytes (the header would go on the wrong side of

@@ -3361,8 +3361,8 @@ tnl_push_case(const char *name, const struct ofpbuf *inner,
         uint16_t plen = o[18] << 8 | o[19];
 
         CHECK(plen == r.out_len - l4 && o[20] == 17 && o[21] == 64,
-              "%s: IPv6 payload length %u (expected %"PRIuSIZE"), next header, "
-              "hop limit", name, plen, r.out_len - l4);
+              "%s: IPv6 payload length %u (expected %"PRIuSIZE"), "
+              "next header, hop limit", name, plen, r.out_len - l4);
     } else {
         uint16_t tot = o[16] << 8 | o[17];
 
