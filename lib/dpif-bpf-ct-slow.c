@@ -993,8 +993,8 @@ labels_after(const ovs_u128 *old, const struct slow_labels *l)
  * commit without labels made it in BPF, where bpf_skb_ct_alloc() adds no
  * extension), by one that ctnetlink creates, with the labels extension,
  * with its tuples, NAT binding (IPv4 or IPv6, as BPF makes them), mark and
- * status, TCP state, 'timeout' and 'labels'.  The kernel reports it as a connection that ends
- * and a new one (ctnetlink events, "conntrack -E"). */
+ * status, TCP state, 'timeout' and 'labels'.  The kernel reports it as a
+ * connection that ends and a new one (ctnetlink events, "conntrack -E"). */
 static int
 ct_recreate(const struct ct_dpif_entry *e, uint16_t zone, uint32_t timeout,
             uint32_t mark, const struct slow_labels *labels)

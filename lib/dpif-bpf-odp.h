@@ -258,7 +258,8 @@ void dpif_bpf_format_key(struct ds *s, const struct ovs_bpf_flow_key *bkey,
                          const struct ovs_bpf_flow_key *bmask);
 
 /* The name of action type 'type' (enum ovs_bpf_action_type), as in
- * OVS_BPF_ACTIONS, or NULL if there is no such type. */
+ * OVS_BPF_ACTIONS, or NULL if there is no such type ('type' is
+ * __OVS_BPF_ACTION_MAX or more: every type below has a name). */
 const char *dpif_bpf_action_name(uint32_t type);
 
 /* Appends to 's' a human-readable form of the 'n' action slots 'slots'. */

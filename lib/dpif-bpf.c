@@ -229,15 +229,9 @@ dp_bpf_log_replaced_drops(const char *dp_name, int fd, uint32_t abi_version,
         for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
             if (!dp_bpf_percpu_sum(fd, OVS_BPF_STAT_ACTION_FAILED(i), &n)
                 && n) {
-                const char *name = dpif_bpf_action_name(i);
-
-                ds_put_format(&ds, "%saction_failed(", total ? ", " : ": ");
-                if (name) {
-                    ds_put_cstr(&ds, name);
-                } else {
-                    ds_put_format(&ds, "action_%d", i);
-                }
-                ds_put_format(&ds, ")=%"PRIu64, n);
+                ds_put_format(&ds, "%saction_failed(%s)=%"PRIu64,
+                              total ? ", " : ": ", dpif_bpf_action_name(i),
+                              n);
                 total += n;
             }
         }
@@ -1885,14 +1879,8 @@ dpif_bpf_show_drops(struct ds *ds, const struct dp_bpf *dp)
     ds_put_format(ds, "    action_failed: %"PRIu64"\n", failed);
     for (int i = 0; i < __OVS_BPF_ACTION_MAX; i++) {
         if (by_action[i]) {
-            const char *name = dpif_bpf_action_name(i);
-
-            if (name) {
-                ds_put_format(ds, "      %s", name);
-            } else {
-                ds_put_format(ds, "      action_%d", i);
-            }
-            ds_put_format(ds, ": %"PRIu64"\n", by_action[i]);
+            ds_put_format(ds, "      %s: %"PRIu64"\n",
+                          dpif_bpf_action_name(i), by_action[i]);
         }
     }
 }

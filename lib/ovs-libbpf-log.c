@@ -21,6 +21,9 @@
 #include "ovs-libbpf-log.h"
 
 #include <bpf/libbpf.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 
 #include "openvswitch/dynamic-string.h"
@@ -65,6 +68,21 @@ ovs_libbpf_log_init(void)
 
     if (ovsthread_once_start(&once)) {
         libbpf_set_print(ovs_libbpf_print);
+#ifdef __GLIBC__
+        /* glibc maps each malloc() block of 128 kB or more and, when one is
+         * freed, raises its mmap threshold to that block's size for the
+         * rest of the process's life.  libbpf frees blocks of megabytes:
+         * loading an object that uses CO-RE (the BPF datapath's) reads the
+         * kernel's BTF, 5.5 MB on Linux 6.18, in one.  Blocks up to that
+         * size then came from the heap and left free chunks of that size
+         * there; with MALLOC_PERTURB_ set, as in OVS's tests, each
+         * realloc() that grows a buffer into such a chunk writes over all
+         * of the rest of it, the way netdev-afxdp's packet descriptors once
+         * made ovs-vswitchd's main thread stall for 30 s (see
+         * afxdp_umem_create()).  Setting the threshold keeps it at glibc's
+         * default and turns that adjustment off. */
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
         ovsthread_once_done(&once);
     }
 }

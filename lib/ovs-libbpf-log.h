@@ -32,7 +32,9 @@
  * messages of its calls, in its thread, between
  * ovs_libbpf_log_capture_start() and ovs_libbpf_log_capture_end(). */
 
-/* Installs the print hook (once; any thread, any number of times). */
+/* Installs the print hook (once; any thread, any number of times), and
+ * keeps glibc's mmap threshold from following the large blocks that
+ * libbpf frees (see the function). */
 void ovs_libbpf_log_init(void);
 
 /* Starts keeping the WARN-level libbpf messages of the calling thread. */

@@ -3897,10 +3897,9 @@ test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
-/* Not a test: the cost per packet of the ingress program on a flow with a
- * single output, next to a program that only calls bpf_redirect(), both
- * measured by BPF_PROG_TEST_RUN over many repetitions (so both include the
- * same per-run skb setup). */
+/* The time per run, in ns, of program 'fd' on 'pkt', measured by
+ * BPF_PROG_TEST_RUN over 'repeat' runs (so that every program measured
+ * includes the same per-run skb setup), which must redirect the packet. */
 static uint32_t
 bench_run(int fd, const struct ofpbuf *pkt, uint32_t repeat)
 {
@@ -3918,6 +3917,41 @@ bench_run(int fd, const struct ofpbuf *pkt, uint32_t repeat)
     return opts.duration;
 }
 
+/* The megaflow that OVS installs for "in_port=1,actions=output:2" with MAC
+ * learning off, for 'pkt': in_port, recirc_id, the Ethernet header and
+ * ipv4(frag=no), 5 key words. */
+static void
+bench_eth_megaflow(const struct ofpbuf *pkt, struct ovs_bpf_flow_key *key,
+                   struct ovs_bpf_flow_key *mask)
+{
+    key_of(pkt, key);
+    memset(mask, 0, sizeof *mask);
+    mask->in_port = mask->recirc_id = UINT32_MAX;
+    memset(mask->eth_dst, 0xff, sizeof mask->eth_dst);
+    memset(mask->eth_src, 0xff, sizeof mask->eth_src);
+    mask->eth_type = OVS_BE16_MAX;
+    mask->nw_frag = 0xff;
+}
+
+/* bench_run() of the ingress program on 'pkt' with the megaflow 'key' and
+ * 'mask', whose actions are the 'n' slots of 'actions', as the only flow
+ * and mask. */
+static uint32_t
+bench_flow(const struct ovs_bpf_flow_key *key,
+           const struct ovs_bpf_flow_key *mask,
+           const struct ovs_bpf_action *actions, uint32_t n,
+           const struct ofpbuf *pkt, uint32_t repeat)
+{
+    del_flows();
+    add_flow(0, key, mask, actions, n, 0);
+    set_n_masks(1);
+    return bench_run(ingress_fd, pkt, repeat);
+}
+
+/* Not a test: the cost per packet of the ingress program on a flow with a
+ * single output, next to a program that only calls bpf_redirect(), and
+ * that of a set of the Ethernet destination, of an encapsulation and of a
+ * decapsulation. */
 static void
 test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -3986,49 +4020,28 @@ test_benchmark(struct ovs_cmdl_context *ctx OVS_UNUSED)
     pkt_hex(&pkt, ETH "0800 " IP4_UDP
             "000000000000000000000000000000000000");
 
-    /* The megaflow OVS installs for "in_port=1,actions=output:2" with
-     * MAC learning off: in_port, recirc_id, the Ethernet header and
-     * ipv4(frag=no), 5 key words. */
-    key_of(&pkt, &key);
-    memset(&mask, 0, sizeof mask);
-    mask.in_port = mask.recirc_id = UINT32_MAX;
-    memset(mask.eth_dst, 0xff, sizeof mask.eth_dst);
-    memset(mask.eth_src, 0xff, sizeof mask.eth_src);
-    mask.eth_type = OVS_BE16_MAX;
-    mask.nw_frag = 0xff;
+    bench_eth_megaflow(&pkt, &key, &mask);
 
     for (i = 0; i < 3; i++) {
         t_bare = bench_run(bare_fd, &pkt, repeat);
         flow_for(&pkt, &out, 1);
         t_exact = bench_run(ingress_fd, &pkt, repeat);
-        del_flows();
-        add_flow(0, &key, &mask, &out, 1, 0);
-        set_n_masks(1);
-        t_mega = bench_run(ingress_fd, &pkt, repeat);
+        t_mega = bench_flow(&key, &mask, &out, 1, &pkt, repeat);
         /* The same megaflow, rewriting the destination MAC first (to the
          * value it has, so that every run sees the same packet). */
-        del_flows();
         memcpy(set_out[0].u.eth.dst, key.eth_dst, sizeof key.eth_dst);
         memset(set_out[0].u.eth.dst_mask, 0xff, sizeof key.eth_dst);
-        add_flow(0, &key, &mask, set_out, 2, 0);
-        set_n_masks(1);
-        t_set = bench_run(ingress_fd, &pkt, repeat);
+        t_set = bench_flow(&key, &mask, set_out, 2, &pkt, repeat);
         /* The same megaflow, encapsulating: set(tunnel(...)) and output to
          * a VXLAN port, against a bare program that does just that. */
-        del_flows();
-        add_flow(0, &key, &mask, tnl_out, 2, 0);
-        set_n_masks(1);
-        t_tnl = bench_run(ingress_fd, &pkt, repeat);
+        t_tnl = bench_flow(&key, &mask, tnl_out, 2, &pkt, repeat);
         t_bare_tnl = bench_run(bare_tnl_fd, &pkt, repeat);
         /* Output only, received on a tunnel port: the port lookup and
          * bpf_skb_get_tunnel_key() of the decapsulation side.  (The run
          * gives the skb no tunnel metadata, so the helper fails early, on
          * the first try and on the IPv6 one: a lower bound.) */
-        del_flows();
-        add_flow(0, &key, &mask, &out, 1, 0);
-        set_n_masks(1);
         add_port(IN_PORT, 1, OVS_BPF_PORT_F_TUNNEL);
-        t_decap = bench_run(ingress_fd, &pkt, repeat);
+        t_decap = bench_flow(&key, &mask, &out, 1, &pkt, repeat);
         add_port(IN_PORT, 1, 0);
         del_flows();
         printf("bare bpf_redirect: %u ns/packet; ovs_bpf_ingress, output, "
@@ -4081,29 +4094,14 @@ test_benchmark_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_init(&pkt, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP
             "000000000000000000000000000000000000");
-    key_of(&pkt, &key);
-    memset(&mask, 0, sizeof mask);
-    mask.in_port = mask.recirc_id = UINT32_MAX;
-    memset(mask.eth_dst, 0xff, sizeof mask.eth_dst);
-    memset(mask.eth_src, 0xff, sizeof mask.eth_src);
-    mask.eth_type = OVS_BE16_MAX;
-    mask.nw_frag = 0xff;
+    bench_eth_megaflow(&pkt, &key, &mask);
 
     for (int i = 0; i < 3; i++) {
         uint32_t t_out, t_vlan, t_mpls;
 
-        del_flows();
-        add_flow(0, &key, &mask, &out, 1, 0);
-        set_n_masks(1);
-        t_out = bench_run(ingress_fd, &pkt, repeat);
-        del_flows();
-        add_flow(0, &key, &mask, vlan, 3, 0);
-        set_n_masks(1);
-        t_vlan = bench_run(ingress_fd, &pkt, repeat);
-        del_flows();
-        add_flow(0, &key, &mask, mpls, 3, 0);
-        set_n_masks(1);
-        t_mpls = bench_run(ingress_fd, &pkt, repeat);
+        t_out = bench_flow(&key, &mask, &out, 1, &pkt, repeat);
+        t_vlan = bench_flow(&key, &mask, vlan, 3, &pkt, repeat);
+        t_mpls = bench_flow(&key, &mask, mpls, 3, &pkt, repeat);
         printf("ovs_bpf_ingress, Ethernet megaflow: output %u ns/packet; "
                "push_vlan, pop_vlan, output %u ns/packet (%+d); "
                "push_mpls, pop_mpls, output %u ns/packet (%+d)\n",
