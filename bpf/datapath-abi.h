@@ -751,7 +751,7 @@ struct ovs_bpf_port {
 #define OVS_BPF_DP_STATS(OVS_BPF_DP_STAT)                                   \
     OVS_BPF_DP_STAT(HIT, "hit", "Packets that matched a flow.")            \
     OVS_BPF_DP_STAT(MISSED, "missed", "Packets that matched no flow.")     \
-    OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
+    OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks probed by hits (sum).")  \
     OVS_BPF_DP_STAT(MASK_CACHE_HIT, "mask_cache_hit",                      \
                     "Hits found under the mask the mask cache gave "       \
                     "(one probe).")                                        \
