@@ -140,7 +140,9 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
         ce = bpf_map_lookup_elem(&mask_cache, &idx);
         /* The index check: the mask is used only if it is still where it
          * was found in the search order, so a mask since removed (or its
-         * slot given to another mask, listed elsewhere) is not probed. */
+         * slot given to another mask, listed elsewhere) is not probed.
+         * (Verifier: the first bound on 'pos' is the array's, which the
+         * verifier needs; n_masks is not known to it.) */
         if (ce && ce->valid && ce->hash == hash
             && ce->pos < OVS_BPF_MAX_MASKS && ce->pos < n_masks
             && order->mask_id[ce->pos] == ce->mask_id) {
