@@ -64,6 +64,7 @@
 #define OVS_BPF_MAP_DP_CONFIG   "dp_config"
 #define OVS_BPF_MAP_MASK_ORDER  "mask_order"
 #define OVS_BPF_MAP_MASK_STATS  "mask_stats"    /* Hits per mask. */
+#define OVS_BPF_MAP_MASK_CACHE  "mask_cache"    /* Per CPU: hash -> mask. */
 #define OVS_BPF_MAP_DP_STATS    "dp_stats"
 #define OVS_BPF_MAP_PORTS       "ports"         /* odp port -> port info. */
 #define OVS_BPF_MAP_IFINDEX_PORTS "ifindex_ports" /* ifindex -> port + 1. */
@@ -707,6 +708,54 @@ struct ovs_bpf_mask_order {
     __u8 mask_id[OVS_BPF_MAX_MASKS];    /* 'flow_masks' indexes. */
 };
 
+/* The per-CPU mask cache ('mask_cache', a per-CPU array of
+ * OVS_BPF_MASK_CACHE_SIZE entries, only the BPF programs write it): which
+ * mask found the flow of the last packet whose key hashed
+ * (ovs_bpf_mask_cache_hash()) to the entry, so that the next packet of
+ * the same microflow probes that mask first, whatever its place in the
+ * search order, as the kernel datapath's mask cache does.  The entry
+ * holds no flow, only where to look first: the probe is a lookup of the
+ * flow table under the mask as they are now, so a flow deleted since is
+ * not found, and the mask is used only if it is still at 'pos' of the
+ * search order in use (an index check that also turns away a mask removed
+ * or whose slot was given to another mask); anything else falls back to
+ * the search in order, which then rewrites the entry. */
+#define OVS_BPF_MASK_CACHE_SIZE 1024    /* Per CPU; a power of 2. */
+struct ovs_bpf_mask_cache_entry {
+    __u32 hash;                 /* ovs_bpf_mask_cache_hash() of the key. */
+    __u8 valid;                 /* Zero: an empty entry. */
+    __u8 mask_id;               /* 'flow_masks' index... */
+    __u8 pos;                   /* ...at this index of the search order. */
+    __u8 pad;
+};
+
+/* The words of the flow key that the mask cache hashes: the metadata, the
+ * Ethernet, network and transport headers (key words 0 to 11, up to and
+ * including the transport ports), which tell microflows apart. */
+#define OVS_BPF_MASK_CACHE_HASH_WORDS 12
+
+/* The mask cache's hash of 'key' (OVS_BPF_KEY_WORDS words), for the BPF
+ * lookup and for tests.  A sum of products by distinct odd constants: the
+ * multiplications are independent of each other, so the CPU overlaps them
+ * (a chained hash would cost a multiplication's latency per word), and
+ * the final mix spreads every bit into the high half, which is kept. */
+static inline __u32
+ovs_bpf_mask_cache_hash(const __u64 *key)
+{
+    __u64 h = 0;
+
+#ifdef __bpf__
+#pragma unroll
+#endif
+    for (int j = 0; j < OVS_BPF_MASK_CACHE_HASH_WORDS; j++) {
+        /* Odd: an even constant plus an odd one. */
+        h += key[j] * (0x9e3779b97f4a7c15ULL + 2 * j * 0x632be59bd9b4e019ULL);
+    }
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h >> 32;
+}
+
 /* Element 0 of the 'dp_config' array map, written by ovs-vswitchd. */
 struct ovs_bpf_dp_config {
     __u32 mask_order;           /* Entry of 'mask_order' in use (0 or 1). */
@@ -776,7 +825,14 @@ struct ovs_bpf_port {
 #define OVS_BPF_DP_STATS(OVS_BPF_DP_STAT)                                   \
     OVS_BPF_DP_STAT(HIT, "hit", "Packets that matched a flow.")            \
     OVS_BPF_DP_STAT(MISSED, "missed", "Packets that matched no flow.")     \
-    OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks searched by hits (sum).") \
+    OVS_BPF_DP_STAT(MASK_HIT, "mask_hit", "Masks probed by hits (sum).")  \
+    OVS_BPF_DP_STAT(MASK_CACHE_HIT, "mask_cache_hit",                      \
+                    "Hits found under the mask the mask cache gave "       \
+                    "(one probe).")                                        \
+    OVS_BPF_DP_STAT(MASK_CACHE_MISS, "mask_cache_miss",                    \
+                    "Lookups among several masks that searched the mask " \
+                    "order: no cache entry, a stale one, or no flow "      \
+                    "under its mask.")                                     \
     OVS_BPF_DP_STAT(DOWNCALL, "downcall", "Downcalls accepted.")           \
     OVS_BPF_DP_STAT(PARSE_INCOMPLETE, "parse_incomplete",                  \
                     "Packets sent up without a lookup: the parser "        \

@@ -14,8 +14,9 @@
  * limitations under the License.
  */
 
-/* Tuple-space search: the parsed key, masked with each mask of the mask
- * list in turn, is looked up in the flow table until a flow matches. */
+/* Tuple-space search: the parsed key, masked with the mask that the
+ * per-CPU mask cache gives, then with each mask of the mask list in turn,
+ * is looked up in the flow table until a flow matches. */
 
 #ifndef BPF_LOOKUP_H
 #define BPF_LOOKUP_H 1
@@ -97,20 +98,29 @@ ovs_bpf_flow_table_lookup(struct ovs_bpf_flow_table_key *tkey,
     }
 }
 
-/* Searches the masks in the order of the mask order in use (struct
- * ovs_bpf_mask_order) for a flow matching 's->key'.  The table key is built
- * in 's->upcall.flow', which is also the flow key a SLOW_PATH or ACTION
- * upcall carries (its words beyond those of the flow's table are left from
- * other masks: ovs-vswitchd ignores them).  '*n_searched' gets the number of
- * masks looked at. */
+/* Searches the masks for a flow matching 's->key': first the mask that
+ * the mask cache gives for the key's hash (struct
+ * ovs_bpf_mask_cache_entry), then the others in the order of the mask
+ * order in use (struct ovs_bpf_mask_order).  A flow found by the search in
+ * order puts its mask in the cache entry, so that the next packets of the
+ * microflow find it with one probe however far down the order it is.  With
+ * a single mask the cache could save nothing and is left alone.
+ *
+ * The table key is built in 's->upcall.flow', which is also the flow key a
+ * SLOW_PATH or ACTION upcall carries (its words beyond those of the flow's
+ * table are left from other masks: ovs-vswitchd ignores them).
+ * '*n_searched' gets the number of masks probed. */
 static __always_inline struct ovs_bpf_flow *
 ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
 {
     struct ovs_bpf_dp_config *cfg = ovs_bpf_config_get();
     struct ovs_bpf_flow_table_key *tkey = &s->upcall.flow;
     const __u64 *key = (const __u64 *) &s->key;
+    struct ovs_bpf_mask_cache_entry *ce = NULL;
     struct ovs_bpf_mask_order *order;
-    __u32 sel, n_masks, i;
+    __u32 sel, n_masks, i, hash = 0;
+    __u32 cached = OVS_BPF_MAX_MASKS;   /* None. */
+    __u32 n_probes = 0;
 
     if (!cfg) {
         return NULL;
@@ -122,22 +132,51 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
     }
     n_masks = order->n_masks;
     tkey->pad = 0;
-    /* A loop, not unrolled: its bound is the configured mask count, not
-     * the maximum, and the verifier walks it at most OVS_BPF_MAX_MASKS
-     * times. */
+    if (n_masks > 1) {
+        __u32 idx;
+
+        hash = ovs_bpf_mask_cache_hash(key);
+        idx = hash & (OVS_BPF_MASK_CACHE_SIZE - 1);
+        ce = bpf_map_lookup_elem(&mask_cache, &idx);
+        /* The index check: the mask is used only if it is still where it
+         * was found in the search order, so a mask since removed (or its
+         * slot given to another mask, listed elsewhere) is not probed.
+         * (Verifier: the first bound on 'pos' is the array's, which the
+         * verifier needs; n_masks is not known to it.) */
+        if (ce && ce->valid && ce->hash == hash
+            && ce->pos < OVS_BPF_MAX_MASKS && ce->pos < n_masks
+            && order->mask_id[ce->pos] == ce->mask_id) {
+            cached = ce->mask_id;
+        }
+    }
+    /* Step 0 probes the cached mask, step i > 0 the mask at i - 1 of the
+     * order.  A loop, not unrolled: its bound is the configured mask count,
+     * not the maximum, and the verifier walks it at most
+     * OVS_BPF_MAX_MASKS + 1 times. */
 #pragma clang loop unroll(disable)
-    for (i = 0; i < OVS_BPF_MAX_MASKS; i++) {
+    for (i = 0; i <= OVS_BPF_MAX_MASKS; i++) {
         struct ovs_bpf_flow *flow;
         struct ovs_bpf_mask *m;
         __u32 mask_id;
 
-        if (i >= n_masks) {
-            break;
+        if (!i) {
+            if (cached >= OVS_BPF_MAX_MASKS) {
+                continue;
+            }
+            mask_id = cached;
+        } else {
+            if (i > n_masks) {
+                break;
+            }
+            /* Verifier: the map key is a copy, not the loop counter's own
+             * stack slot (which the helper may write, so that the verifier
+             * would lose the counter's value and report an infinite
+             * loop). */
+            mask_id = order->mask_id[i - 1];
+            if (mask_id == cached) {
+                continue;       /* Probed at step 0. */
+            }
         }
-        /* Verifier: the map key is a copy, not the loop counter's own
-         * stack slot (which the helper may write, so that the verifier
-         * would lose the counter's value and report an infinite loop). */
-        mask_id = order->mask_id[i];
         m = bpf_map_lookup_elem(&flow_masks, &mask_id);
         if (!m) {
             continue;
@@ -145,6 +184,7 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
         if (!m->in_use) {
             continue;
         }
+        n_probes++;
         tkey->mask_id = mask_id;
         flow = ovs_bpf_flow_table_lookup(tkey, key, m);
         if (flow) {
@@ -153,9 +193,23 @@ ovs_bpf_flow_lookup(struct ovs_bpf_scratch *s, __u32 *n_searched)
             if (hits) {
                 *hits += 1;
             }
-            *n_searched = i + 1;
+            *n_searched = n_probes;
+            if (ce) {
+                if (!i) {
+                    ovs_bpf_count(OVS_BPF_STAT_MASK_CACHE_HIT);
+                } else {
+                    ovs_bpf_count(OVS_BPF_STAT_MASK_CACHE_MISS);
+                    ce->hash = hash;
+                    ce->valid = 1;
+                    ce->mask_id = mask_id;
+                    ce->pos = i - 1;
+                }
+            }
             return flow;
         }
+    }
+    if (ce) {
+        ovs_bpf_count(OVS_BPF_STAT_MASK_CACHE_MISS);
     }
     return NULL;
 }

@@ -89,6 +89,15 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } mask_stats SEC(".maps");
 
+/* The mask cache (struct ovs_bpf_mask_cache_entry).  Not pinned: it is
+ * only a hint, which a new object may start without. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ovs_bpf_mask_cache_entry);
+    __uint(max_entries, OVS_BPF_MASK_CACHE_SIZE);
+} mask_cache SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __type(key, __u32);

@@ -731,7 +731,7 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
                      + read_dp_stat(dp, OVS_BPF_STAT_DROP(
                                         OVS_BPF_DROP_UPCALL_BUDGET)));
     stats->n_mask_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_HIT);
-    stats->n_cache_hit = UINT64_MAX;    /* No mask cache. */
+    stats->n_cache_hit = read_dp_stat(dp, OVS_BPF_STAT_MASK_CACHE_HIT);
 
     ovs_mutex_lock(&dp->mutex);
     stats->n_flows = hmap_count(&dp->flows);

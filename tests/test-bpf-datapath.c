@@ -81,6 +81,7 @@ static const uint8_t secret[OVS_BPF_SECRET_LEN] = {
 static struct bpf_object *obj;
 static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
 static int flow_masks_fd, mask_order_fd, mask_stats_fd, dp_config_fd;
+static int mask_cache_fd;
 static int dp_stats_fd;
 static int ports_fd, ifindex_ports_fd, ifindexes_fd, upcalls_fd;
 static int tailcalls_fd, scratch_fd, meters_fd;
@@ -355,6 +356,7 @@ dp_open(const char *path)
     dp_config_fd = map_fd(OVS_BPF_MAP_DP_CONFIG);
     mask_order_fd = map_fd(OVS_BPF_MAP_MASK_ORDER);
     mask_stats_fd = map_fd(OVS_BPF_MAP_MASK_STATS);
+    mask_cache_fd = map_fd(OVS_BPF_MAP_MASK_CACHE);
     dp_stats_fd = map_fd(OVS_BPF_MAP_DP_STATS);
     ports_fd = map_fd(OVS_BPF_MAP_PORTS);
     ifindex_ports_fd = map_fd(OVS_BPF_MAP_IFINDEX_PORTS);
@@ -1262,8 +1264,11 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     run_ingress(&pkt, &r);
     CHECK(r.retval == TC_ACT_REDIRECT, "hit: retval %u", r.retval);
     CHECK(stat_get(OVS_BPF_STAT_HIT) == hit + 2, "hits not counted");
-    CHECK(stat_get(OVS_BPF_STAT_MASK_HIT) == mask_hit + 6,
-          "mask_hit %"PRIu64", expected +6",
+    /* Masks 1 and 2 probed by the first packet (mask 0 is not in use),
+     * mask 2 only by the second, which the mask cache sends there (see
+     * test_mask_cache()). */
+    CHECK(stat_get(OVS_BPF_STAT_MASK_HIT) == mask_hit + 3,
+          "mask_hit %"PRIu64", expected +3",
           stat_get(OVS_BPF_STAT_MASK_HIT) - mask_hit);
 
     fd = flow_table_key(2, &key, &tk);
@@ -1364,6 +1369,186 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
               opts.retval, stat_get(OVS_BPF_STAT_HIT) - hits);
         bpf_map_delete_elem(ifindexes_fd, &big);
     }
+    ofpbuf_uninit(&pkt);
+}
+
+/* The counters the mask cache tests look at. */
+struct cache_stats {
+    uint64_t hit, missed, mask_hit, cache_hit, cache_miss;
+};
+
+static void
+cache_stats_get(struct cache_stats *c)
+{
+    c->hit = stat_get(OVS_BPF_STAT_HIT);
+    c->missed = stat_get(OVS_BPF_STAT_MISSED);
+    c->mask_hit = stat_get(OVS_BPF_STAT_MASK_HIT);
+    c->cache_hit = stat_get(OVS_BPF_STAT_MASK_CACHE_HIT);
+    c->cache_miss = stat_get(OVS_BPF_STAT_MASK_CACHE_MISS);
+}
+
+/* Runs 'pkt' once and checks that it moved the counters by the amounts
+ * given: hit, missed, masks probed by a hit, mask cache hit and miss. */
+static void
+cache_run(const char *what, const struct ofpbuf *pkt, uint64_t hit,
+          uint64_t missed, uint64_t mask_hit, uint64_t cache_hit,
+          uint64_t cache_miss)
+{
+    struct cache_stats a, b;
+    struct run r;
+
+    cache_stats_get(&a);
+    run_ingress(pkt, &r);
+    poll_upcalls();
+    cache_stats_get(&b);
+    CHECK(b.hit - a.hit == hit && b.missed - a.missed == missed
+          && b.mask_hit - a.mask_hit == mask_hit
+          && b.cache_hit - a.cache_hit == cache_hit
+          && b.cache_miss - a.cache_miss == cache_miss,
+          "%s: hit +%"PRIu64" missed +%"PRIu64" mask_hit +%"PRIu64
+          " cache hit +%"PRIu64" miss +%"PRIu64", expected +%"PRIu64
+          " +%"PRIu64" +%"PRIu64" +%"PRIu64" +%"PRIu64, what,
+          b.hit - a.hit, b.missed - a.missed, b.mask_hit - a.mask_hit,
+          b.cache_hit - a.cache_hit, b.cache_miss - a.cache_miss,
+          hit, missed, mask_hit, cache_hit, cache_miss);
+    CHECK(r.retval == (hit ? TC_ACT_REDIRECT : TC_ACT_SHOT),
+          "%s: retval %u", what, r.retval);
+}
+
+/* The mask cache entry of 'key' on the test CPU. */
+static struct ovs_bpf_mask_cache_entry
+mask_cache_get(const struct ovs_bpf_flow_key *key)
+{
+    struct ovs_bpf_mask_cache_entry e[n_cpus];
+    uint32_t hash = ovs_bpf_mask_cache_hash((const __u64 *) key);
+    uint32_t idx = hash & (OVS_BPF_MASK_CACHE_SIZE - 1);
+
+    if (bpf_map_lookup_elem(mask_cache_fd, &idx, e)) {
+        ovs_fatal(errno, "mask cache lookup");
+    }
+    CHECK(!e[test_cpu].valid || e[test_cpu].hash == hash,
+          "mask cache entry of another hash %#x, expected %#x",
+          e[test_cpu].hash, hash);
+    return e[test_cpu];
+}
+
+/* The packets counted by the flow of 'key' under mask 'mask_id'. */
+static uint64_t
+flow_packets(uint32_t mask_id, const struct ovs_bpf_flow_key *key)
+{
+    struct ovs_bpf_flow_table_key tk;
+    struct ovs_bpf_flow flow;
+    int fd = flow_table_key(mask_id, key, &tk);
+
+    return bpf_map_lookup_elem(fd, &tk, &flow) ? 0 : flow.stats.packets;
+}
+
+/* The per-CPU mask cache: with all OVS_BPF_MAX_MASKS masks in use, a
+ * microflow's second packet probes only the mask of its flow, the last in
+ * the search order; the cache never answers for a flow deleted since, for
+ * a mask no longer in the search order, nor for a mask slot given to
+ * another mask; with one mask it is left alone. */
+static void
+test_mask_cache(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const uint32_t last = OVS_BPF_MAX_MASKS - 1;
+    struct ovs_bpf_action out1 = OUTPUT(LO_PORT1);
+    struct ovs_bpf_action out2 = OUTPUT(LO_PORT2);
+    struct ovs_bpf_mask_cache_entry e;
+    struct ovs_bpf_flow_table_key tk;
+    struct ovs_bpf_flow_key key, mask;
+    uint8_t ids[OVS_BPF_MAX_MASKS];
+    struct ofpbuf pkt;
+    int fd;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP);
+    del_flows();
+    key_of(&pkt, &key);
+
+    /* Many masks: all in use, the first 63 exact ones with no flow (the
+     * flow table key holds the mask's index, so none matches), the
+     * packet's flow under the last one. */
+    exact_mask(&mask);
+    for (uint32_t i = 0; i < last; i++) {
+        set_mask(i, &mask);
+    }
+    add_flow(last, &key, NULL, &out1, 1, 0);
+    set_n_masks(OVS_BPF_MAX_MASKS);
+    e = mask_cache_get(&key);
+    CHECK(!e.valid, "mask cache entry before any packet");
+
+    /* The first packet searches all masks and fills the cache entry... */
+    cache_run("first packet", &pkt, 1, 0, OVS_BPF_MAX_MASKS, 0, 1);
+    e = mask_cache_get(&key);
+    CHECK(e.valid && e.mask_id == last && e.pos == last,
+          "cache entry: valid %u mask %u pos %u, expected mask and pos %u",
+          e.valid, e.mask_id, e.pos, last);
+    /* ...which the next ones hit: one probe. */
+    cache_run("cache hit", &pkt, 1, 0, 1, 1, 0);
+    cache_run("cache hit again", &pkt, 1, 0, 1, 1, 0);
+    CHECK(flow_packets(last, &key) == 3, "flow packets %"PRIu64,
+          flow_packets(last, &key));
+
+    /* A flow deleted after being cached is not matched: a miss. */
+    fd = flow_table_key(last, &key, &tk);
+    if (bpf_map_delete_elem(fd, &tk)) {
+        ovs_fatal(errno, "flow delete");
+    }
+    cache_run("flow deleted", &pkt, 0, 1, 0, 0, 1);
+
+    /* Back, it is found through the cache entry, which still holds. */
+    add_flow(last, &key, NULL, &out1, 1, 0);
+    cache_run("flow back", &pkt, 1, 0, 1, 1, 0);
+
+    /* A mask taken out of the search order is not probed through the
+     * cache, although its entry and its flow are still there (as while
+     * ovs-vswitchd removes it). */
+    set_n_masks(last);
+    cache_run("mask removed", &pkt, 0, 1, 0, 0, 1);
+
+    /* The mask slot given to another mask (the Ethertype only, with a flow
+     * of its own that outputs elsewhere), at the same place of the order:
+     * the cache sends the packet to that slot, where the lookup finds the
+     * new flow, under the new mask.  The old flow, left in its table here,
+     * is not matched: the probe uses the slot's mask as it is now. */
+    memset(&mask, 0, sizeof mask);
+    mask.eth_type = OVS_BE16_MAX;
+    add_flow(last, &key, &mask, &out2, 1, 0);
+    set_n_masks(OVS_BPF_MAX_MASKS);
+    cache_run("mask slot reused", &pkt, 1, 0, 1, 1, 0);
+    CHECK(flow_packets(last, &key) == 1, "new flow packets %"PRIu64,
+          flow_packets(last, &key));
+    {
+        struct ovs_bpf_flow old = { .n_actions = 0 };
+
+        CHECK(!bpf_map_lookup_elem(fd, &tk, &old)
+              && old.stats.packets == 1,
+              "old flow: %"PRIu64" packets, expected 1 (not matched)",
+              (uint64_t) old.stats.packets);
+    }
+
+    /* The order changed (the mask moved first, as the rebalance does): the
+     * entry's place no longer holds that mask, so the search in order finds
+     * the flow at its first probe and writes the new place. */
+    ids[0] = last;
+    for (uint32_t i = 1; i < OVS_BPF_MAX_MASKS; i++) {
+        ids[i] = i - 1;
+    }
+    set_mask_order(ids, OVS_BPF_MAX_MASKS);
+    cache_run("reordered", &pkt, 1, 0, 1, 0, 1);
+    e = mask_cache_get(&key);
+    CHECK(e.valid && e.mask_id == last && e.pos == 0,
+          "cache entry after reorder: mask %u pos %u", e.mask_id, e.pos);
+    cache_run("reordered, cached", &pkt, 1, 0, 1, 1, 0);
+
+    /* One mask: no cache, neither hit nor miss counted. */
+    del_flows();
+    add_flow(0, &key, NULL, &out1, 1, 0);
+    set_n_masks(1);
+    cache_run("one mask", &pkt, 1, 0, 1, 0, 0);
+
+    del_flows();
     ofpbuf_uninit(&pkt);
 }
 
@@ -4120,6 +4305,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"upcall", "[object]", 0, 1, test_upcall, OVS_RO},
     {"lookup", "[object]", 0, 1, test_lookup, OVS_RO},
     {"lookup-tables", "[object]", 0, 1, test_lookup_tables, OVS_RO},
+    {"mask-cache", "[object]", 0, 1, test_mask_cache, OVS_RO},
     {"output", "[object]", 0, 1, test_output, OVS_RO},
     {"set-eth", "[object]", 0, 1, test_set_eth, OVS_RO},
     {"set-ipv4", "[object]", 0, 1, test_set_ipv4, OVS_RO},
