@@ -759,9 +759,9 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                                        bpf_ntohs(k->tcp_flags));
             if (tcp_new != OVS_BPF_TCPS_REOPEN) {
                 /* A SYN that reopens the connection starts a new one. */
-                win = ovs_bpf_tcpw_check(skb, s, &orig, ipv6,
-                                         opts.dir == OVS_BPF_IP_CT_DIR_REPLY,
-                                         tcp_old);
+                win = ovs_bpf_tcpw_check(
+                    skb, s, &orig, ipv6,
+                    (opts.dir == OVS_BPF_IP_CT_DIR_REPLY) << 8 | tcp_old);
             }
             if (win == OVS_BPF_TCPW_INVALID) {
                 /* Out of the connection's window: +trk+inv, and nothing
