@@ -62,7 +62,13 @@
  * the connection the timeout of the new state, and sends the packet up
  * for ovs-vswitchd to write the state (bpf/ct-slow.h) before it goes on
  * with the actions after the ct().  Only the few packets that move a state
- * go up; there is no TCP window tracking. */
+ * go up.
+ *
+ * TCP segments are checked against their connection's window, which we
+ * keep (bpf/ct-tcp-win.h) as the kernel's TCP tracker would, since it never
+ * sees them: a segment out of the window is +trk+inv and changes nothing of
+ * its connection, as on the kernel datapath.  ovs-appctl
+ * dpctl/ct-disable-tcp-seq-chk turns the check off. */
 
 #ifndef BPF_ACTIONS_CT_H
 #define BPF_ACTIONS_CT_H 1
@@ -77,6 +83,7 @@
 #include "bpf/actions.h"
 #include "bpf/ct-nat.h"
 #include "bpf/ct-slow.h"
+#include "bpf/ct-tcp-win.h"
 #include "bpf/maps.h"
 
 /* The CS_* bits of OVS's lib/packets.h. */
@@ -367,6 +374,27 @@ ovs_bpf_ct_orig_tuple(struct ovs_bpf_flow_key *k, bool ipv6)
     }
     k->ct_tp_src = k->tp_src;
     k->ct_tp_dst = k->tp_dst;
+}
+
+/* Sets '*key' to the key in 'ct_tp_conns' (and 'ct_tcp_win') of the
+ * connection that the packet of 'k' creates in 'zone'. */
+static __always_inline void
+ovs_bpf_ct_pkt_conn_key(struct ovs_bpf_ct_tp_conn *key,
+                        const struct ovs_bpf_flow_key *k, __u16 zone,
+                        bool ipv6)
+{
+    __builtin_memset(key, 0, sizeof *key);
+    key->zone = zone;
+    key->proto = k->nw_proto;
+    if (ipv6) {
+        __builtin_memcpy(key->src, k->ipv6_src, 16);
+        __builtin_memcpy(key->dst, k->ipv6_dst, 16);
+    } else {
+        key->src[0] = k->ipv4_src;
+        key->dst[0] = k->ipv4_dst;
+    }
+    key->src_port = k->tp_src;
+    key->dst_port = k->tp_dst;
 }
 
 /* Sets the original direction tuple of 'k' to that of its connection,
@@ -715,14 +743,6 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
 
     reply = false;
     ct = bpf_skb_ct_lookup(skb, &t, tlen, &opts, sizeof opts);
-    if (lbl && !ovs_bpf_ct_labels_done(ct, opts.dir, &act, lbl, labels)) {
-        /* Labels to write: before anything here changes the connection
-         * or the key, whose conntrack fields go up as they are. */
-        if (ct) {
-            bpf_ct_release(ct);
-        }
-        return OVS_BPF_CT_TO_SLOW_PATH;
-    }
     if (ct) {
         /* The entry's original tuple, read once: the key of its timeout
          * policy and the key's original tuple. */
@@ -731,11 +751,39 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             && !ovs_bpf_ct_cached(k, act.zone, &orig, ipv6)) {
             /* The move of its TCP state (see "TCP connection states" in
              * datapath-abi.h), which ovs-vswitchd writes. */
+            enum ovs_bpf_tcpw_verdict win = OVS_BPF_TCPW_ACCEPT;
+
             tcp_old = ct->proto.tcp.state;
             tcp_new = ovs_bpf_tcp_next(tcp_old,
                                        opts.dir == OVS_BPF_IP_CT_DIR_REPLY,
                                        bpf_ntohs(k->tcp_flags));
+            if (tcp_new != OVS_BPF_TCPS_REOPEN) {
+                /* A SYN that reopens the connection starts a new one. */
+                win = ovs_bpf_tcpw_check(
+                    skb, s, &orig, ipv6,
+                    (opts.dir == OVS_BPF_IP_CT_DIR_REPLY) << 8 | tcp_old);
+            }
+            if (win == OVS_BPF_TCPW_INVALID) {
+                /* Out of the connection's window: +trk+inv, and nothing
+                 * of the connection changes (no commit, no state move, no
+                 * new timeout), as in the kernel. */
+                bpf_ct_release(ct);
+                ovs_bpf_ct_clear_key(k);
+                k->ct_zone = act.zone;
+                k->ct_state = state | OVS_BPF_CS_INVALID;
+                return 0;
+            } else if (win == OVS_BPF_TCPW_IGNORE) {
+                tcp_new = OVS_BPF_TCPS_KEEP;
+            }
         }
+    }
+    if (lbl && !ovs_bpf_ct_labels_done(ct, opts.dir, &act, lbl, labels)) {
+        /* Labels to write: before anything here changes the connection
+         * or the key, whose conntrack fields go up as they are. */
+        if (ct) {
+            bpf_ct_release(ct);
+        }
+        return OVS_BPF_CT_TO_SLOW_PATH;
     }
     /* The lookup arguments come from the packet's fields, not the key's
      * conntrack fields, so clearing them after the lookup is the same. */
@@ -843,6 +891,8 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                  * SYN_SENT). */
                 tcp_new = ovs_bpf_tcp_next(OVS_BPF_TCPS_NONE, false,
                                            bpf_ntohs(k->tcp_flags));
+                ovs_bpf_ct_pkt_conn_key(&orig, k, act.zone, ipv6);
+                ovs_bpf_tcpw_commit(skb, s, &orig, ipv6);
             }
         }
         /* A new connection's original tuple is the packet's (before NAT).

@@ -61,6 +61,7 @@ BPF_INC = \
 	bpf/actions-ct.h \
 	bpf/ct-slow.h \
 	bpf/ct-nat.h \
+	bpf/ct-tcp-win.h \
 	bpf/ct-reass.h \
 	bpf/actions-meter.h \
 	bpf/actions-pktlen.h \

@@ -76,6 +76,7 @@
 #define OVS_BPF_MAP_CT_REASS    "ct_reass"      /* struct ovs_bpf_ct_reass. */
 #define OVS_BPF_MAP_CT_TPS      "ct_tps"        /* id -> ovs_bpf_ct_tp. */
 #define OVS_BPF_MAP_CT_TP_CONNS "ct_tp_conns"   /* Connection -> tp id. */
+#define OVS_BPF_MAP_CT_TCP_WIN  "ct_tcp_win"    /* Connection -> TCP window. */
 #define OVS_BPF_MAP_CT_ZONES    "ct_zones"      /* zone -> ovs_bpf_ct_zone. */
 
 #define OVS_BPF_PROG_INGRESS    "ovs_bpf_ingress"   /* TC ingress of ports. */
@@ -764,6 +765,9 @@ struct ovs_bpf_dp_config {
     __u32 n_ct_tps;             /* Entries of 'ct_tps' (timeout policies):
                                  * with none, ct() skips the per-packet
                                  * 'ct_tp_conns' lookup. */
+    __u32 ct_tcp_liberal;       /* Nonzero: TCP segments out of their
+                                 * connection's window are not +inv
+                                 * (dpctl/ct-disable-tcp-seq-chk). */
 };
 
 /* Value of the 'ports' array map, indexed by odp port number (__u32, below
@@ -844,7 +848,10 @@ struct ovs_bpf_port {
                     "the conntrack kfuncs do not track (ICMP...).")        \
     OVS_BPF_DP_STAT(CT_TCP_STATE, "ct_tcp_state",                          \
                     "TCP packets that ct() sent to ovs-vswitchd to write " \
-                    "the new state of their connection.")
+                    "the new state of their connection.")                 \
+    OVS_BPF_DP_STAT(CT_TCP_WINDOW, "ct_tcp_window",                        \
+                    "TCP segments out of their connection's window, "      \
+                    "which ct() marked +inv.")
 
 /* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {
@@ -1343,6 +1350,34 @@ struct ovs_bpf_ct_tp_conn {
     __be32 dst[4];
     __be16 src_port;
     __be16 dst_port;
+};
+
+/* ------------------------------------------------------------------ */
+/* TCP windows.                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The window data of a TCP connection that ct() checks its segments
+ * against (bpf/ct-tcp-win.h): the value of the 'ct_tcp_win' LRU hash map,
+ * whose key is a struct ovs_bpf_ct_tp_conn.  'dir' is indexed by the
+ * direction, 0 the original one.  ovs-vswitchd only deletes entries.  (An
+ * LRU map cannot hold a bpf_spin_lock: the BPF programs take one of the
+ * locks of their own 'ct_tcp_win_locks' array, by a hash of the key.) */
+#define OVS_BPF_MAX_CT_TCP_WIN 65536
+
+struct ovs_bpf_tcp_win_dir {
+    __u32 end;                  /* Highest sequence number sent, + 1. */
+    __u32 maxend;               /* Highest one the other side allows. */
+    __u32 maxwin;               /* Largest window offered; 0: nothing seen
+                                 * from this direction yet. */
+    __u8 scale;                 /* Window scale of its window fields. */
+    __u8 flags;                 /* OVS_BPF_TCPW_F_*. */
+    __u16 pad;
+};
+
+#define OVS_BPF_TCPW_F_SCALE 0x01   /* Its SYN had the window scale option. */
+
+struct ovs_bpf_tcp_win {
+    struct ovs_bpf_tcp_win_dir dir[2];
 };
 
 /* ------------------------------------------------------------------ */

@@ -48,6 +48,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -302,6 +303,12 @@ dpif_bpf_ct_tp_conn_set(const struct dpif_bpf_obj *obj,
         return;
     }
     conn_key(orig, zone, &key);
+    if (key.proto == IPPROTO_TCP) {
+        /* The slow path does not track TCP windows: the connection that it
+         * just committed has none (what an earlier one of the same tuple
+         * left would be wrong), and is not checked (bpf/ct-tcp-win.h). */
+        bpf_map_delete_elem(obj->ct_tcp_win_fd, &key);
+    }
     if (tp_id) {
         if (bpf_map_update_elem(obj->ct_tp_conns_fd, &key, &tp_id, BPF_ANY)) {
             VLOG_WARN_RL(&rl, "cannot record the timeout policy of a "

@@ -33,10 +33,10 @@
  * flush without a zone or tuple removes, every connection of the namespace,
  * including those of iptables/nftables rules, as on the kernel datapath.
  *
- * Not here, on purpose (the dpif class members stay NULL):
- *
- *   - TCP sequence checking: the BPF ct() tracks TCP states, not TCP
- *     windows (see "TCP connection states" in bpf/datapath-abi.h).
+ * TCP sequence checking ("ct-enable-tcp-seq-chk", "ct-disable-tcp-seq-chk",
+ * "ct-get-tcp-seq-chk") turns on and off the window checks that the BPF
+ * ct() makes of TCP segments (bpf/ct-tcp-win.h), as dpif-netdev's do for
+ * its own conntrack: on by default.
  *
  * The conntrack features say what the ct() action does: all-zero SNAT
  * (OVS_BPF_CT_F_NAT_ZERO). */
@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "ct-dpif.h"
+#include "dpif-bpf-private.h"
 #include "netlink-conntrack.h"
 #include "openvswitch/vlog.h"
 #include "util.h"
@@ -220,6 +221,33 @@ dpif_bpf_ct_get_features(struct dpif *dpif OVS_UNUSED,
                          enum ct_features *features)
 {
     *features = CONNTRACK_F_ZERO_SNAT;
+    return 0;
+}
+
+/* Turns the TCP window checks of the BPF ct() on or off ('enabled'): off,
+ * a segment out of its connection's window is let through as the kernel's
+ * nf_conntrack_tcp_be_liberal lets it, instead of being +inv. */
+int
+dpif_bpf_ct_set_tcp_seq_chk(struct dpif *dpif, bool enabled)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+    int error;
+
+    ovs_mutex_lock(&dp->mutex);
+    dp->ct_tcp_liberal = !enabled;
+    error = dp_bpf_write_config(dp);
+    ovs_mutex_unlock(&dp->mutex);
+    return error;
+}
+
+int
+dpif_bpf_ct_get_tcp_seq_chk(struct dpif *dpif, bool *enabled)
+{
+    struct dp_bpf *dp = get_dp_bpf(dpif);
+
+    ovs_mutex_lock(&dp->mutex);
+    *enabled = !dp->ct_tcp_liberal;
+    ovs_mutex_unlock(&dp->mutex);
     return 0;
 }
 

@@ -43,5 +43,7 @@ int dpif_bpf_ct_set_maxconns(struct dpif *, uint32_t maxconns);
 int dpif_bpf_ct_get_maxconns(struct dpif *, uint32_t *maxconns);
 int dpif_bpf_ct_get_nconns(struct dpif *, uint32_t *nconns);
 int dpif_bpf_ct_get_features(struct dpif *, enum ct_features *);
+int dpif_bpf_ct_set_tcp_seq_chk(struct dpif *, bool enabled);
+int dpif_bpf_ct_get_tcp_seq_chk(struct dpif *, bool *enabled);
 
 #endif /* dpif-bpf-ct.h */

@@ -297,6 +297,7 @@ get_map_fds(struct dpif_bpf_obj *o)
     o->ct_reass_fd = bpf_map__fd(skel->maps.ct_reass);
     o->ct_tps_fd = bpf_map__fd(skel->maps.ct_tps);
     o->ct_tp_conns_fd = bpf_map__fd(skel->maps.ct_tp_conns);
+    o->ct_tcp_win_fd = bpf_map__fd(skel->maps.ct_tcp_win);
     o->ct_zones_fd = bpf_map__fd(skel->maps.ct_zones);
     if (!o->ct_zones) {
         void *p = mmap(NULL, ct_zones_size(), PROT_READ | PROT_WRITE,

@@ -156,6 +156,7 @@ struct dpif_bpf_obj {
     int ct_reass_fd;            /* struct ovs_bpf_ct_reass (ct-reass.h). */
     int ct_tps_fd;              /* Timeout policies (dpif-bpf-ct-tp.c). */
     int ct_tp_conns_fd;         /* Connection -> timeout policy id. */
+    int ct_tcp_win_fd;          /* Connection -> TCP window data. */
     int ct_zones_fd;            /* Zone limits (dpif-bpf-ct-limit.c)... */
     struct ovs_bpf_ct_zone *ct_zones; /* ...mapped, NULL if that failed. */
 

@@ -118,6 +118,9 @@ struct dp_bpf {
     uint32_t mask_order_sel OVS_GUARDED;
     /* Timeout policies in 'ct_tps', for 'dp_config' (dpif-bpf-ct-tp.c). */
     uint32_t n_ct_tps OVS_GUARDED;
+    /* TCP window checks off (dpctl/ct-disable-tcp-seq-chk), for
+     * 'dp_config' (dpif-bpf-ct.c). */
+    bool ct_tcp_liberal OVS_GUARDED;
     long long int next_rebalance OVS_GUARDED;   /* In msec. */
     uint32_t flow_limit OVS_GUARDED;
     uint32_t max_masks OVS_GUARDED;

@@ -147,7 +147,7 @@ static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
 /* ------------------------------------------------------------------ */
 
 /* The same layout as for clang -target bpf (see datapath-abi.h). */
-BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_dp_config) == 28);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_dp_config) == 32);
 
 int
 dp_bpf_write_config(struct dp_bpf *dp)
@@ -160,6 +160,7 @@ dp_bpf_write_config(struct dp_bpf *dp)
     cfg.mask_order = dp->mask_order_sel;
     cfg.tap_ifindex = dp->tap_ifindex;
     cfg.n_ct_tps = dp->n_ct_tps;
+    cfg.ct_tcp_liberal = dp->ct_tcp_liberal;
     memcpy(cfg.secret, dp->secret, sizeof cfg.secret);
     return (bpf_map_update_elem(dp->obj->dp_config_fd, &zero, &cfg, BPF_ANY)
             ? errno : 0);
@@ -2005,8 +2006,8 @@ const struct dpif_class dpif_bpf_class = {
     dpif_bpf_ct_set_maxconns,
     dpif_bpf_ct_get_maxconns,
     dpif_bpf_ct_get_nconns,
-    NULL,                       /* ct_set_tcp_seq_chk */
-    NULL,                       /* ct_get_tcp_seq_chk */
+    dpif_bpf_ct_set_tcp_seq_chk,
+    dpif_bpf_ct_get_tcp_seq_chk,
     dpif_bpf_ct_set_limits,
     dpif_bpf_ct_get_limits,
     dpif_bpf_ct_del_limits,

@@ -258,6 +258,9 @@ update(int fd, const void *key, const void *value)
 /* Makes the lookup search the 'n' masks 'ids' in that order, as
  * ovs-vswitchd does: the 'mask_order' entry not in use gets the order, then
  * 'dp_config' selects it. */
+/* 'ct_tcp_liberal' of 'dp_config' (dpctl/ct-disable-tcp-seq-chk). */
+static bool tcp_liberal;
+
 static void
 set_mask_order(const uint8_t *ids, uint32_t n)
 {
@@ -274,6 +277,7 @@ set_mask_order(const uint8_t *ids, uint32_t n)
 
     memset(&cfg, 0, sizeof cfg);
     cfg.mask_order = sel;
+    cfg.ct_tcp_liberal = tcp_liberal;
     memcpy(cfg.secret, secret, sizeof cfg.secret);
     update(dp_config_fd, &zero, &cfg);
 }
@@ -2849,13 +2853,16 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ovs_bpf_act_ct c9 = { .zone = 9, .flags = OVS_BPF_CT_F_COMMIT };
     struct ovs_bpf_action acts[3];
     struct ovs_bpf_flow_key k;
-    struct ofpbuf pkt, rev, icmp, synack, syn;
+    struct ofpbuf pkt, rev, icmp, synack, syn, in_win, out_win;
+    uint64_t n_win;
 
     ofpbuf_init(&pkt, 0);
     ofpbuf_init(&rev, 0);
     ofpbuf_init(&icmp, 0);
     ofpbuf_init(&synack, 0);
     ofpbuf_init(&syn, 0);
+    ofpbuf_init(&in_win, 0);
+    ofpbuf_init(&out_win, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP);
     pkt_hex(&rev, ETH "0800 4500 001c 1234 0000 4011 0000 0a000002 0a000001 "
             "1234 0035 0008 0000");
@@ -2864,6 +2871,12 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     pkt_hex(&synack, ETH "0800 " IP4_TCP);
     pkt_hex(&syn, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
             "04d2 0051 00000001 00000000 5002 2000 0000 0000");
+    /* ACKs of the SYN's connection: at the SYN's end, and 256 MB beyond
+     * the window. */
+    pkt_hex(&in_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
+            "04d2 0051 00000002 00000000 5010 2000 0000 0000");
+    pkt_hex(&out_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
+            "04d2 0051 10000002 00000000 5010 2000 0000 0000");
 
     ct_check("no connection", &pkt, z7, CS_TRK | CS_NEW, 0, "10.0.0.1");
     ct_check("commit", &pkt, commit, CS_TRK | CS_NEW, 0x2a, "10.0.0.1");
@@ -2890,6 +2903,25 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ct_up_check("SYN again", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
                 OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
 
+    /* TCP windows (bpf/ct-tcp-win.h): the SYN's commit gave the connection
+     * its window data; a segment far beyond it is +inv, counted, and moves
+     * no state; with the check off it passes; one in the window moves the
+     * state as before. */
+    n_win = stat_get(OVS_BPF_STAT_CT_TCP_WINDOW);
+    ct_check("out of the window", &out_win, c9, CS_TRK | CS_INV, 0, NULL);
+    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_WINDOW) == n_win + 1,
+          "out of the window: ct_tcp_window not counted");
+    tcp_liberal = true;
+    set_n_masks(1);
+    ct_check("out of the window, check off", &out_win, c9, CS_TRK | CS_NEW,
+             0, "10.0.0.1");
+    tcp_liberal = false;
+    set_n_masks(1);
+    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_WINDOW) == n_win + 1,
+          "out of the window, check off: ct_tcp_window counted");
+    ct_up_check("in the window", &in_win, c9, OVS_BPF_STAT_CT_TCP_STATE,
+                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_ESTABLISHED);
+
     /* ct_clear after ct(): nothing left of it. */
     run_name = "ct_clear";
     acts[0] = ACT(CT, .u.ct = z7);
@@ -2906,6 +2938,8 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&icmp);
     ofpbuf_uninit(&synack);
     ofpbuf_uninit(&syn);
+    ofpbuf_uninit(&in_win);
+    ofpbuf_uninit(&out_win);
 }
 
 static void
