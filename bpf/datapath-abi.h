@@ -1051,6 +1051,12 @@ struct ovs_bpf_upcall {
     __u32 flags;                /* enum ovs_bpf_upcall_flags. */
     __u16 csum_start;           /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
     __u16 csum_offset;          /* With OVS_BPF_UPCALL_F_CSUM_PARTIAL. */
+    /* Nonzero if the skb is GSO (a TCP segment larger than the MTU from a
+     * local socket, or what GRO made of several): the payload size of each
+     * segment it stands for (skb_shinfo()->gso_size), which ovs-vswitchd
+     * needs to cut it into those segments again on the way down. */
+    __u16 gso_size;
+    __u16 pad0;                 /* Zero. */
     __u32 userdata_len;         /* OVS_BPF_UPCALL_ACTION only. */
     /* OVS_BPF_UPCALL_CT only: the slot of the ct() action and the end of
      * the slots to run after it.  OVS_BPF_MAX_ACTIONS struct

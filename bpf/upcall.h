@@ -164,6 +164,8 @@ ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         u->csum_start = 0;
         u->csum_offset = 0;
     }
+    u->gso_size = skb->gso_size;
+    u->pad0 = 0;
     if (type != OVS_BPF_UPCALL_ACTION) {
         u->userdata_len = 0;
     }

@@ -620,6 +620,170 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
     upcall_packet_fill(up, data, packet, flow);
 }
 
+/* Finds the TCP header of 'packet', an Ethernet frame: IPv4 (not a
+ * fragment) or IPv6 (TCP as its first next header), behind any number of
+ * VLAN tags.  Stores the offsets of its IP and TCP headers, the TCP
+ * header's length and the end of the IP packet (the frame's end if the
+ * frame is shorter: an upcall cut at OVS_BPF_UPCALL_MAX_CAP bytes) and
+ * returns true; returns false if the packet is anything else. */
+static bool
+gso_parse(const struct dp_packet *packet, size_t *l3p, size_t *l4p,
+          size_t *tcp_hlenp, size_t *endp)
+{
+    const uint8_t *data = dp_packet_data(packet);
+    size_t size = dp_packet_size(packet);
+    size_t ofs = 2 * ETH_ADDR_LEN;
+    const struct tcp_header *tcp;
+    size_t l3, l4, end;
+    ovs_be16 type;
+
+    for (;;) {
+        if (size < ofs + sizeof type) {
+            return false;
+        }
+        memcpy(&type, data + ofs, sizeof type);
+        ofs += sizeof type;
+        if (type != htons(ETH_TYPE_VLAN_8021Q)
+            && type != htons(ETH_TYPE_VLAN_8021AD)) {
+            break;
+        }
+        ofs += 2;               /* The TCI. */
+    }
+    l3 = ofs;
+    if (type == htons(ETH_TYPE_IP)) {
+        const struct ip_header *ip = (const void *) (data + l3);
+
+        if (size < l3 + IP_HEADER_LEN
+            || IP_VER(ip->ip_ihl_ver) != 4
+            || ip->ip_proto != IPPROTO_TCP
+            || IP_IS_FRAGMENT(ip->ip_frag_off)
+            || IP_IHL(ip->ip_ihl_ver) * 4 < IP_HEADER_LEN) {
+            return false;
+        }
+        l4 = l3 + IP_IHL(ip->ip_ihl_ver) * 4;
+        end = l3 + ntohs(ip->ip_tot_len);
+    } else if (type == htons(ETH_TYPE_IPV6)) {
+        const struct ovs_16aligned_ip6_hdr *ip6 = (const void *) (data + l3);
+
+        if (size < l3 + IPV6_HEADER_LEN
+            || ip6->ip6_nxt != IPPROTO_TCP) {
+            return false;
+        }
+        l4 = l3 + IPV6_HEADER_LEN;
+        end = l4 + ntohs(ip6->ip6_plen);
+    } else {
+        return false;
+    }
+    if (size < l4 + TCP_HEADER_LEN) {
+        return false;
+    }
+    tcp = ALIGNED_CAST(const struct tcp_header *, data + l4);
+    *tcp_hlenp = TCP_OFFSET(tcp->tcp_ctl) * 4;
+    if (*tcp_hlenp < TCP_HEADER_LEN || size < l4 + *tcp_hlenp
+        || end < l4 + *tcp_hlenp) {
+        return false;
+    }
+    *l3p = l3;
+    *l4p = l4;
+    *endp = MIN(end, size);
+    return true;
+}
+
+/* Returns the MRU of the packet of upcall 'up', 'packet' (as made by
+ * dpif_bpf_upcall_packet()): the IP length of each segment of a GSO TCP
+ * packet, 0 for any other packet (which goes down as it came up). */
+unsigned int
+dpif_bpf_upcall_mru(const struct ovs_bpf_upcall *up,
+                    const struct dp_packet *packet)
+{
+    size_t l3, l4, tcp_hlen, end;
+
+    if (!up->gso_size
+        || !gso_parse(packet, &l3, &l4, &tcp_hlen, &end)) {
+        return 0;
+    }
+    return MIN(l4 - l3 + tcp_hlen + up->gso_size, UINT16_MAX);
+}
+
+/* If 'packet' is a TCP packet longer than 'mru' (its IP length), cuts it
+ * into segments of at most 'mru' bytes as the kernel's TCP segmentation
+ * would (sequence numbers, IPv4 IDs, lengths, FIN and PSH on the last
+ * segment only, CWR on the first only, full checksums), passes each to
+ * 'fn' (which may not keep it) and returns true.  Returns false, having
+ * called nothing, for any other packet. */
+bool
+dpif_bpf_gso_segment(const struct dp_packet *packet, unsigned int mru,
+                     void (*fn)(const struct dp_packet *seg, void *aux),
+                     void *aux)
+{
+    const uint8_t *data = dp_packet_data(packet);
+    size_t l3, l4, tcp_hlen, end, mss, ofs;
+    const struct tcp_header *tcp;
+    const struct ip_header *ip;
+    struct dp_packet seg;
+    uint16_t ip_id;
+    bool is_ipv4;
+    uint32_t seq;
+
+    if (!mru || !gso_parse(packet, &l3, &l4, &tcp_hlen, &end)
+        || end - l3 <= mru || mru <= l4 - l3 + tcp_hlen) {
+        return false;
+    }
+    mss = mru - (l4 - l3 + tcp_hlen);
+    tcp = ALIGNED_CAST(const struct tcp_header *, data + l4);
+    seq = ntohl(get_16aligned_be32(&tcp->tcp_seq));
+    ip = ALIGNED_CAST(const struct ip_header *, data + l3);
+    is_ipv4 = IP_VER(ip->ip_ihl_ver) == 4;
+    ip_id = is_ipv4 ? ntohs(ip->ip_id) : 0;
+
+    dp_packet_init(&seg, l4 + tcp_hlen + mss);
+    seg.md = packet->md;
+    for (ofs = l4 + tcp_hlen; ofs < end; ofs += mss, ip_id++) {
+        size_t n = MIN(mss, end - ofs);
+        size_t tcp_len = tcp_hlen + n;
+        struct tcp_header *stcp;
+        uint8_t *p;
+        uint16_t flags;
+
+        dp_packet_clear(&seg);
+        dp_packet_put(&seg, data, l4 + tcp_hlen);
+        dp_packet_put(&seg, data + ofs, n);
+        p = dp_packet_data(&seg);
+        stcp = ALIGNED_CAST(struct tcp_header *, p + l4);
+
+        put_16aligned_be32(&stcp->tcp_seq,
+                           htonl(seq + (ofs - (l4 + tcp_hlen))));
+        flags = TCP_FLAGS(stcp->tcp_ctl);
+        if (ofs + n < end) {
+            flags &= ~(TCP_FIN | TCP_PSH);
+        }
+        if (ofs != l4 + tcp_hlen) {
+            flags &= ~TCP_CWR;
+        }
+        stcp->tcp_ctl = TCP_CTL(flags, tcp_hlen / 4);
+        stcp->tcp_csum = 0;
+        if (is_ipv4) {
+            struct ip_header *sip = ALIGNED_CAST(struct ip_header *, p + l3);
+
+            sip->ip_tot_len = htons(l4 - l3 + tcp_len);
+            sip->ip_id = htons(ip_id);
+            sip->ip_csum = 0;
+            sip->ip_csum = csum(sip, l4 - l3);
+            stcp->tcp_csum = csum_finish(
+                csum_continue(packet_csum_pseudoheader(sip), stcp, tcp_len));
+        } else {
+            struct ovs_16aligned_ip6_hdr *ip6 = (void *) (p + l3);
+
+            ip6->ip6_plen = htons(tcp_len);
+            stcp->tcp_csum = packet_csum_upperlayer6(ip6, stcp, IPPROTO_TCP,
+                                                     tcp_len);
+        }
+        fn(&seg, aux);
+    }
+    dp_packet_uninit(&seg);
+    return true;
+}
+
 /* Room left in the receive buffer after the packet for its flow key, so that
  * the key of a small packet fits with it in ofproto's 512-byte stub.  A
  * longer key makes the buffer move (see below). */
@@ -631,8 +795,9 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
                         struct flow *flow)
 {
     struct odp_flow_key_parms parms;
-    size_t key_ofs, pkt_ofs, room, data_ofs;
+    size_t key_ofs, pkt_ofs, room, data_ofs, mru_ofs = 0;
     const void *base;
+    unsigned int mru;
 
     memset(upcall, 0, sizeof *upcall);
     switch (up->type) {
@@ -669,6 +834,11 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
     odp_flow_key_from_flow(&parms, buf);
     upcall->key_len = buf->size - key_ofs;
 
+    mru = dpif_bpf_upcall_mru(up, &upcall->packet);
+    if (mru) {
+        mru_ofs = buf->size;
+        nl_msg_put_u16(buf, OVS_PACKET_ATTR_MRU, mru);
+    }
     if (upcall->type == DPIF_UC_ACTION && up->userdata_len) {
         size_t ud_ofs = buf->size;
 
@@ -680,6 +850,9 @@ dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *up, const void *data,
     /* 'buf' may have been reallocated by the puts above: point into it only
      * now. */
     upcall->key = ofpbuf_at_assert(buf, key_ofs, upcall->key_len);
+    if (mru) {
+        upcall->mru = ofpbuf_at_assert(buf, mru_ofs, sizeof *upcall->mru);
+    }
     odp_flow_key_hash(upcall->key, upcall->key_len, &upcall->ufid);
     if (buf->base != base) {
         /* A long key moved the buffer, and the packet with it: its offsets

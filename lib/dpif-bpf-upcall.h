@@ -90,4 +90,18 @@ int dpif_bpf_upcall_to_dpif(const struct ovs_bpf_upcall *, const void *data,
                             struct dpif_upcall *, struct ofpbuf *buf,
                             struct flow *flow);
 
+/* GSO packets.  The kernel datapath cuts a GSO packet into its segments
+ * before it goes up (queue_gso_packets()); the BPF programs cannot, so it
+ * goes up whole, with its segment size in 'gso_size', and is cut on its
+ * way down instead, as the kernel datapath refragments a reassembled IP
+ * packet: the upcall gives ofproto an MRU (the IP length of a full
+ * segment), which comes back with the actions as dpif_execute's 'mtu',
+ * and each downcall of a packet longer than it goes down as its
+ * segments. */
+unsigned int dpif_bpf_upcall_mru(const struct ovs_bpf_upcall *,
+                                 const struct dp_packet *);
+bool dpif_bpf_gso_segment(const struct dp_packet *, unsigned int mru,
+                          void (*fn)(const struct dp_packet *seg, void *aux),
+                          void *aux);
+
 #endif /* dpif-bpf-upcall.h */

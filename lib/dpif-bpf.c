@@ -110,6 +110,7 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf);
 
 COVERAGE_DEFINE(dpif_bpf_downcall);
 COVERAGE_DEFINE(dpif_bpf_downcall_error);
+COVERAGE_DEFINE(dpif_bpf_downcall_gso);
 COVERAGE_DEFINE(dpif_bpf_ct_resume);
 COVERAGE_DEFINE(dpif_bpf_slow_path);
 COVERAGE_DEFINE(dpif_bpf_ct_upcall_malformed);
@@ -140,7 +141,8 @@ static struct shash dp_bpfs OVS_GUARDED_BY(dp_bpf_mutex)
     = SHASH_INITIALIZER(&dp_bpfs);
 
 static int dp_bpf_downcall(struct dp_bpf *, const struct dp_packet *,
-                           const struct ovs_bpf_action *, uint32_t n_actions);
+                           const struct ovs_bpf_action *, uint32_t n_actions,
+                           unsigned int mru);
 
 /* ------------------------------------------------------------------ */
 /* Datapath creation and destruction.                                 */
@@ -750,8 +752,8 @@ dpif_bpf_get_stats(const struct dpif *dpif, struct dpif_dp_stats *stats)
  * actions and a struct ovs_bpf_downcall trailer (see bpf/datapath-abi.h).
  * The downcall program runs synchronously in the write(). */
 static int
-dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
-                const struct ovs_bpf_action *actions, uint32_t n_actions)
+dp_bpf_downcall__(struct dp_bpf *dp, const struct dp_packet *packet,
+                  const struct ovs_bpf_action *actions, uint32_t n_actions)
 {
     const struct pkt_metadata *md = &packet->md;
     uint8_t key_meta[OVS_BPF_KEY_CT_TUN_LEN];
@@ -791,6 +793,49 @@ dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
         return error;
     }
     return 0;
+}
+
+struct dp_bpf_downcall_seg_aux {
+    struct dp_bpf *dp;
+    const struct ovs_bpf_action *actions;
+    uint32_t n_actions;
+    int error;
+};
+
+static void
+dp_bpf_downcall_seg(const struct dp_packet *seg, void *aux_)
+{
+    struct dp_bpf_downcall_seg_aux *aux = aux_;
+    int error = dp_bpf_downcall__(aux->dp, seg, aux->actions,
+                                  aux->n_actions);
+
+    if (!aux->error) {
+        aux->error = error;
+    }
+}
+
+/* Sends 'packet' down with 'actions', as dp_bpf_downcall__(), but cut into
+ * its segments if it is a GSO TCP packet longer than its 'mru' (nonzero
+ * only for the packet of an upcall that was GSO, see
+ * dpif_bpf_upcall_mru()): a frame on the TAP device is not GSO, and a
+ * device would drop it whole (a veth whose MTU it exceeds), as would the
+ * downcall program if it is longer than bpf_skb_change_tail() allows. */
+static int
+dp_bpf_downcall(struct dp_bpf *dp, const struct dp_packet *packet,
+                const struct ovs_bpf_action *actions, uint32_t n_actions,
+                unsigned int mru)
+{
+    struct dp_bpf_downcall_seg_aux aux = {
+        .dp = dp, .actions = actions, .n_actions = n_actions, .error = 0,
+    };
+
+    /* A packet cut by trunc() goes as it is: its copy is short. */
+    if (mru && !dp_packet_get_cutlen(packet)
+        && dpif_bpf_gso_segment(packet, mru, dp_bpf_downcall_seg, &aux)) {
+        COVERAGE_INC(dpif_bpf_downcall_gso);
+        return aux.error;
+    }
+    return dp_bpf_downcall__(dp, packet, actions, n_actions);
 }
 
 /* Resuming after a ct() that ran in ovs-vswitchd.
@@ -837,7 +882,8 @@ dp_bpf_ct_decode(const struct ovs_bpf_action *slots, uint32_t idx,
  * each.  Leaves the packets to the caller. */
 static void
 dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
-                 const struct ovs_bpf_action *slots, uint32_t n_slots)
+                 const struct ovs_bpf_action *slots, uint32_t n_slots,
+                 unsigned int mru)
 {
     struct dp_packet *packet;
 
@@ -847,7 +893,7 @@ dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
     }
     COVERAGE_ADD(dpif_bpf_ct_resume, dp_packet_batch_size(batch));
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        dp_bpf_downcall(dp, packet, slots, n_slots);
+        dp_bpf_downcall(dp, packet, slots, n_slots, mru);
     }
 }
 
@@ -858,6 +904,7 @@ struct dp_bpf_execute_aux {
     size_t actions_len;
     bool steal;                     /* odp_execute_actions() may free the
                                      * packets. */
+    unsigned int mru;               /* See dp_bpf_downcall(). */
 };
 
 /* If 'action' is one of the top-level actions of 'aux', returns the length
@@ -879,7 +926,7 @@ dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
 
 static int dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
                                     const struct flow *,
-                                    bool steal, bool probe,
+                                    bool steal, bool probe, unsigned int mru,
                                     const struct nlattr *actions,
                                     size_t actions_len);
 
@@ -1052,7 +1099,7 @@ dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
     }
 
     (*depth)++;
-    dp_bpf_execute_userspace(dp, packet, &flow, true, false, actions,
+    dp_bpf_execute_userspace(dp, packet, &flow, true, false, 0, actions,
                              actions_len);
     (*depth)--;
     free(actions);
@@ -1120,7 +1167,7 @@ dp_bpf_downcall_l3(struct dp_bpf *dp, const struct dp_packet *packet,
 
     copy = dp_packet_clone(packet);
     push_eth(copy, &eth_addr_zero, &eth_addr_zero);
-    dp_bpf_downcall(dp, copy, l3_slots, n_slots + 1);
+    dp_bpf_downcall(dp, copy, l3_slots, n_slots + 1, 0);
     dp_packet_delete(copy);
     return true;
 }
@@ -1171,7 +1218,8 @@ dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
                   && !flow_tnl_dst_is_set(&packet->md.tunnel));
     }
     if (resume) {
-        dp_bpf_ct_resume(aux->dp, batch, slots + next, n_slots - next);
+        dp_bpf_ct_resume(aux->dp, batch, slots + next, n_slots - next,
+                         aux->mru);
         dp_packet_delete_batch(batch, true);
         dp_packet_batch_init(batch);
     } else if (should_steal) {
@@ -1225,7 +1273,7 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                                           : dp_packet_clone(packet)),
                                      nl_attr_get_u32(action));
                 } else {
-                    dp_bpf_downcall(dp, packet, recirc, 1);
+                    dp_bpf_downcall(dp, packet, recirc, 1, aux->mru);
                     if (should_steal) {
                         dp_packet_delete(packet);
                     }
@@ -1298,7 +1346,7 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                             nl_attr_type(action));
                 continue;
             } else if (packet->packet_type == htonl(PT_ETH)) {
-                dp_bpf_downcall(dp, packet, slots, n_slots);
+                dp_bpf_downcall(dp, packet, slots, n_slots, aux->mru);
             }
         }
     }
@@ -1399,7 +1447,8 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
 static int
 dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
                          const struct flow *flow, bool steal, bool probe,
-                         const struct nlattr *actions, size_t actions_len)
+                         unsigned int mru, const struct nlattr *actions,
+                         size_t actions_len)
 {
     struct dp_bpf_execute_aux aux;
     struct dp_packet_batch batch;
@@ -1427,6 +1476,7 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
     aux.actions = actions;
     aux.actions_len = actions_len;
     aux.steal = steal;
+    aux.mru = mru;
     odp_execute_actions(&aux, &batch, steal, actions, actions_len,
                         dp_bpf_execute_cb);
     return 0;
@@ -1460,7 +1510,7 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
             /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
             return dp_bpf_execute_userspace(
                 dp, dp_packet_clone(execute->packet),
-                flow == &flow_buf ? flow : NULL, true, false,
+                flow == &flow_buf ? flow : NULL, true, false, execute->mtu,
                 execute->actions, execute->actions_len);
         }
     }
@@ -1468,7 +1518,8 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
                                     slots, &n_slots);
     if (error == E2BIG) {
         return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
-                                        execute->probe, execute->actions,
+                                        execute->probe, execute->mtu,
+                                        execute->actions,
                                         execute->actions_len);
     } else if (error) {
         return error;
@@ -1480,7 +1531,8 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
                                         false, execute->actions,
                                         execute->actions_len);
     }
-    return dp_bpf_downcall(dp, execute->packet, slots, n_slots);
+    return dp_bpf_downcall(dp, execute->packet, slots, n_slots,
+                           execute->mtu);
 }
 
 /* Carries out 'ops' in order, except that the flow puts of a run of puts
@@ -1625,6 +1677,7 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
 
         dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
         dp_bpf_execute_userspace(dp, packet, &pkt_flow, true, false,
+                                 dpif_bpf_upcall_mru(up, packet),
                                  actions, actions_len);
         free(actions);
     }
@@ -1671,7 +1724,8 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
         struct dp_packet_batch batch;
 
         dp_packet_batch_init_packet(&batch, &packet);
-        dp_bpf_ct_resume(dp, &batch, slots + next, up->ct_end - next);
+        dp_bpf_ct_resume(dp, &batch, slots + next, up->ct_end - next,
+                         dpif_bpf_upcall_mru(up, &packet));
     }
     dp_packet_uninit(&packet);
 }
@@ -1693,7 +1747,7 @@ struct dp_bpf_recv_aux {
  * ovs-vswitchd can run. */
 static bool
 dp_bpf_forward_miss(struct dp_bpf *dp, const struct flow *flow,
-                    const struct dp_packet *packet)
+                    const struct dp_packet *packet, unsigned int mru)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
     struct dp_bpf_flow *f;
@@ -1713,7 +1767,7 @@ dp_bpf_forward_miss(struct dp_bpf *dp, const struct flow *flow,
     if (found) {
         COVERAGE_INC(dpif_bpf_miss_forwarded);
         if (n_slots) {
-            dp_bpf_downcall(dp, packet, slots, n_slots);
+            dp_bpf_downcall(dp, packet, slots, n_slots, mru);
         }
     }
     return found;
@@ -1744,7 +1798,9 @@ dp_bpf_recv_cb(const struct ovs_bpf_upcall *up, const void *pkt, void *aux_)
         return false;
     }
     if (up->type == OVS_BPF_UPCALL_MISS
-        && dp_bpf_forward_miss(aux->dp, &flow, &aux->upcall->packet)) {
+        && dp_bpf_forward_miss(aux->dp, &flow, &aux->upcall->packet,
+                               (aux->upcall->mru
+                                ? nl_attr_get_u16(aux->upcall->mru) : 0))) {
         dp_packet_uninit(&aux->upcall->packet);
         aux->buf->size = buf_size;
         return false;
