@@ -87,7 +87,6 @@
 #include "dpif-provider.h"
 #include "flow.h"
 #include "hash.h"
-#include "netdev-native-tnl.h"
 #include "netlink.h"
 #include "odp-execute.h"
 #include "odp-util.h"
