@@ -1527,7 +1527,8 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
     } else if (dpif_bpf_odp_execute_in_userspace(slots, n_slots,
                                                  execute->packet)) {
         return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
-                                        false, execute->actions,
+                                        false, execute->mtu,
+                                        execute->actions,
                                         execute->actions_len);
     }
     return dp_bpf_downcall(dp, execute->packet, slots, n_slots,
