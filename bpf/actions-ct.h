@@ -99,6 +99,7 @@
 
 /* include/uapi/linux/netfilter/nf_conntrack_common.h. */
 #define OVS_BPF_IPS_SEEN_REPLY (1 << 1)
+#define OVS_BPF_IPS_ASSURED (1 << 2)
 #define OVS_BPF_IP_CT_DIR_REPLY 1
 #define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
 #define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
@@ -841,18 +842,28 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
 
     if (ct) {
-        unsigned long status = ct->status;
+        unsigned long status = ct->status, old_status = status;
         bool replied = status & OVS_BPF_IPS_SEEN_REPLY;
 
         reply = opts.dir == OVS_BPF_IP_CT_DIR_REPLY;
         if (reply) {
             state |= OVS_BPF_CS_ESTABLISHED | OVS_BPF_CS_REPLY_DIR;
-            if (!replied) {
-                bpf_ct_change_status(ct, status | OVS_BPF_IPS_SEEN_REPLY);
-            }
+            status |= OVS_BPF_IPS_SEEN_REPLY;
             replied = true;
         } else {
             state |= replied ? OVS_BPF_CS_ESTABLISHED : OVS_BPF_CS_NEW;
+        }
+        if (replied
+            && (tcp_new == OVS_BPF_TCPS_ESTABLISHED
+                || (tcp_new == OVS_BPF_TCPS_KEEP
+                    && tcp_old == OVS_BPF_TCPS_ESTABLISHED))) {
+            /* A TCP connection established, as the kernel's TCP tracker
+             * marks it: the early drop of a full table (see
+             * nf_conntrack_alloc()) spares it. */
+            status |= OVS_BPF_IPS_ASSURED;
+        }
+        if (status != old_status) {
+            bpf_ct_change_status(ct, status);
         }
         if ((act.flags & OVS_BPF_CT_F_COMMIT) && act.mark_mask) {
             ct->mark = (ct->mark & ~act.mark_mask)
