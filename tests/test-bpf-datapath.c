@@ -2905,22 +2905,22 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     pkt_hex(&icmp, ETH "0800 4500 001c 1234 0000 4001 0000 " IP4A
             "0800 f7ff 0000 0000");
     pkt_hex(&synack, ETH "0800 " IP4_TCP);
-    pkt_hex(&syn, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000001 00000000 5002 2000 0000 0000");
+    /* A TCP segment from 10.0.0.1:1234 to 10.0.0.2, port PORT, sequence
+     * number SEQ, TCP flags FLAGS (all in hex). */
+#define CT_TCP(SEQ, PORT, FLAGS)                                        \
+    ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A "04d2 " PORT " "     \
+    SEQ " 00000000 50" FLAGS " 2000 0000 0000"
+    pkt_hex(&syn, CT_TCP("00000001", "0051", "02"));
     /* ACKs of the SYN's connection: at the SYN's end, and 256 MB beyond
      * the window. */
-    pkt_hex(&in_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000002 00000000 5010 2000 0000 0000");
-    pkt_hex(&out_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 10000002 00000000 5010 2000 0000 0000");
+    pkt_hex(&in_win, CT_TCP("00000002", "0051", "10"));
+    pkt_hex(&out_win, CT_TCP("10000002", "0051", "10"));
     /* The SYN's tuple, with SYN and FIN, and with no flag at all. */
-    pkt_hex(&synfin, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000001 00000000 5003 2000 0000 0000");
-    pkt_hex(&noflags, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000002 00000000 5000 2000 0000 0000");
+    pkt_hex(&synfin, CT_TCP("00000001", "0051", "03"));
+    pkt_hex(&noflags, CT_TCP("00000002", "0051", "00"));
     /* A SYN-FIN of another tuple, and an ACK of its reverse. */
-    pkt_hex(&synfin2, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0053 00000001 00000000 5003 2000 0000 0000");
+    pkt_hex(&synfin2, CT_TCP("00000001", "0053", "03"));
+#undef CT_TCP
     pkt_hex(&ack2rev, ETH "0800 4500 0028 1234 4000 4006 0000 "
             "0a000002 0a000001 0053 04d2 00000001 00000002 5010 2000 "
             "0000 0000");
