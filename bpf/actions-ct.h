@@ -34,7 +34,10 @@
  *     IP: +trk+inv, never a state that would let the packet through a
  *     firewall's "+est" rule;
  *   - a TCP packet that cannot start a connection (SYN-ACK, FIN, RST) and
- *     has none: +trk+inv, as the kernel's TCP tracker says;
+ *     has none, one with flags that no state takes (SYN with FIN...), one
+ *     invalid in its connection's state (a client's ACK before the
+ *     SYN-ACK...): +trk+inv, as the kernel's TCP tracker says
+ *     (ovs_bpf_tcp_next()), counted as ct_tcp_flags;
  *   - a SYN that reopens a TCP connection in TIME_WAIT or CLOSE: the old
  *     connection ends, and the SYN is +trk+new, as in the kernel.
  *
@@ -96,6 +99,7 @@
 
 /* include/uapi/linux/netfilter/nf_conntrack_common.h. */
 #define OVS_BPF_IPS_SEEN_REPLY (1 << 1)
+#define OVS_BPF_IPS_ASSURED (1 << 2)
 #define OVS_BPF_IP_CT_DIR_REPLY 1
 #define OVS_BPF_NF_CT_DEFAULT_ZONE_DIR 3    /* Both directions. */
 #define OVS_BPF_CURRENT_NETNS (-1)          /* BPF_F_CURRENT_NETNS. */
@@ -690,6 +694,18 @@ ovs_bpf_ct_commit(struct __sk_buff *skb, struct bpf_sock_tuple *t,
     return false;
 }
 
+/* Sets the conntrack fields of 'k' for a packet that ct() of 'zone' calls
+ * invalid (no connection, so no mark, labels or original tuple), as the
+ * kernel datapath does, and returns 0 for ovs_bpf_ct_apply() to return. */
+static __always_inline int
+ovs_bpf_ct_invalid(struct ovs_bpf_flow_key *k, __u16 zone)
+{
+    ovs_bpf_ct_clear_key(k);
+    k->ct_zone = zone;
+    k->ct_state = OVS_BPF_CS_TRACKED | OVS_BPF_CS_INVALID;
+    return 0;
+}
+
 /* What ovs_bpf_ct_apply() returns, besides 0 and TC_ACT_SHOT, for a ct()
  * with labels to write: the packet is for the slow path, and nothing was
  * done (the key is as it was, the connection untouched). */
@@ -733,10 +749,15 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         /* Not IP, or an IP fragment (whose ports are not known before
          * reassembly); with labels too, as the slow path would not know
          * more. */
-        ovs_bpf_ct_clear_key(k);
-        k->ct_zone = act.zone;
-        k->ct_state = state | OVS_BPF_CS_INVALID;
-        return 0;
+        return ovs_bpf_ct_invalid(k, act.zone);
+    }
+    if (k->nw_proto == IPPROTO_TCP
+        && !ovs_bpf_tcp_flags_valid(bpf_ntohs(k->tcp_flags))) {
+        /* Flags that no TCP state takes (none, SYN with FIN or RST, FIN
+         * without ACK...), with a connection or not: the kernel's TCP
+         * tracker calls them invalid before it looks the connection up. */
+        ovs_bpf_count(OVS_BPF_STAT_CT_TCP_FLAGS);
+        return ovs_bpf_ct_invalid(k, act.zone);
     }
 
     tlen = ovs_bpf_ct_lookup_args(k, act.zone, ipv6, &t, &opts);
@@ -757,6 +778,15 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             tcp_new = ovs_bpf_tcp_next(tcp_old,
                                        opts.dir == OVS_BPF_IP_CT_DIR_REPLY,
                                        bpf_ntohs(k->tcp_flags));
+            if (tcp_new == OVS_BPF_TCPS_INVALID) {
+                /* Invalid in the connection's state (an ACK of the client
+                 * before the SYN-ACK...): +trk+inv, and nothing of the
+                 * connection changes, as in the kernel, which checks this
+                 * before the window. */
+                ovs_bpf_count(OVS_BPF_STAT_CT_TCP_FLAGS);
+                bpf_ct_release(ct);
+                return ovs_bpf_ct_invalid(k, act.zone);
+            }
             if (tcp_new != OVS_BPF_TCPS_REOPEN) {
                 /* A SYN that reopens the connection starts a new one. */
                 win = ovs_bpf_tcpw_check(
@@ -768,10 +798,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                  * of the connection changes (no commit, no state move, no
                  * new timeout), as in the kernel. */
                 bpf_ct_release(ct);
-                ovs_bpf_ct_clear_key(k);
-                k->ct_zone = act.zone;
-                k->ct_state = state | OVS_BPF_CS_INVALID;
-                return 0;
+                return ovs_bpf_ct_invalid(k, act.zone);
             } else if (win == OVS_BPF_TCPW_IGNORE) {
                 tcp_new = OVS_BPF_TCPS_KEEP;
             }
@@ -815,18 +842,28 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
 
     if (ct) {
-        unsigned long status = ct->status;
+        unsigned long status = ct->status, old_status = status;
         bool replied = status & OVS_BPF_IPS_SEEN_REPLY;
 
         reply = opts.dir == OVS_BPF_IP_CT_DIR_REPLY;
         if (reply) {
             state |= OVS_BPF_CS_ESTABLISHED | OVS_BPF_CS_REPLY_DIR;
-            if (!replied) {
-                bpf_ct_change_status(ct, status | OVS_BPF_IPS_SEEN_REPLY);
-            }
+            status |= OVS_BPF_IPS_SEEN_REPLY;
             replied = true;
         } else {
             state |= replied ? OVS_BPF_CS_ESTABLISHED : OVS_BPF_CS_NEW;
+        }
+        if (replied
+            && (tcp_new == OVS_BPF_TCPS_ESTABLISHED
+                || (tcp_new == OVS_BPF_TCPS_KEEP
+                    && tcp_old == OVS_BPF_TCPS_ESTABLISHED))) {
+            /* A TCP connection established, as the kernel's TCP tracker
+             * marks it: the early drop of a full table (see
+             * nf_conntrack_alloc()) spares it. */
+            status |= OVS_BPF_IPS_ASSURED;
+        }
+        if (status != old_status) {
+            bpf_ct_change_status(ct, status);
         }
         if ((act.flags & OVS_BPF_CT_F_COMMIT) && act.mark_mask) {
             ct->mark = (ct->mark & ~act.mark_mask)
@@ -860,6 +897,7 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
          * an RST without one.  The kernel's TCP tracker (tcp_new()) calls
          * them invalid, and so does the kernel datapath; a plain ACK
          * starts one, as with nf_conntrack_tcp_loose. */
+        ovs_bpf_count(OVS_BPF_STAT_CT_TCP_FLAGS);
         state |= OVS_BPF_CS_INVALID;
     } else {
         state |= OVS_BPF_CS_NEW;

@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 13
+#define OVS_BPF_ABI_VERSION 14
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -812,7 +812,10 @@ struct ovs_bpf_port {
                     "the new state of their connection.")                 \
     OVS_BPF_DP_STAT(CT_TCP_WINDOW, "ct_tcp_window",                        \
                     "TCP segments out of their connection's window, "      \
-                    "which ct() marked +inv.")
+                    "which ct() marked +inv.")                            \
+    OVS_BPF_DP_STAT(CT_TCP_FLAGS, "ct_tcp_flags",                          \
+                    "TCP packets whose flags are invalid, or invalid in "  \
+                    "their connection's state, which ct() marked +inv.")
 
 /* Indexes of the counters in 'dp_stats'. */
 enum ovs_bpf_dp_stat {
@@ -1185,6 +1188,8 @@ enum ovs_bpf_tcp_state {
     OVS_BPF_TCPS_KEEP = OVS_BPF_N_TCPS, /* The state does not change. */
     OVS_BPF_TCPS_REOPEN,                /* The packet ends the connection
                                          * and starts a new one. */
+    OVS_BPF_TCPS_INVALID,               /* The packet is invalid in the
+                                         * connection's state: +inv. */
 };
 
 /* TCP flags, in host order (struct ovs_bpf_flow_key 'tcp_flags' is in
@@ -1193,24 +1198,69 @@ enum ovs_bpf_tcp_state {
 #define OVS_BPF_TCP_SYN 0x002
 #define OVS_BPF_TCP_RST 0x004
 #define OVS_BPF_TCP_ACK 0x010
+#define OVS_BPF_TCP_URG 0x020
+
+/* True if TCP flags 'flags' (host order) are a combination that the
+ * kernel's TCP tracker accepts in any state (its tcp_error(), as of Linux
+ * 6.x): one of SYN, SYN-ACK, RST, RST-ACK, FIN-ACK and ACK, with or without
+ * URG for those without RST (SYN-ACK-URG aside).  PSH, ECE, CWR and NS do not
+ * count.  Anything else (no flag at all, SYN with FIN or RST, a FIN without
+ * ACK...) is invalid whatever the connection, as on the kernel
+ * datapath. */
+#define OVS_BPF_TCP_VALID_FLAGS                                             \
+    ((1ULL << OVS_BPF_TCP_SYN)                                              \
+     | (1ULL << (OVS_BPF_TCP_SYN | OVS_BPF_TCP_URG))                        \
+     | (1ULL << (OVS_BPF_TCP_SYN | OVS_BPF_TCP_ACK))                        \
+     | (1ULL << OVS_BPF_TCP_RST)                                            \
+     | (1ULL << (OVS_BPF_TCP_RST | OVS_BPF_TCP_ACK))                        \
+     | (1ULL << (OVS_BPF_TCP_FIN | OVS_BPF_TCP_ACK))                        \
+     | (1ULL << (OVS_BPF_TCP_FIN | OVS_BPF_TCP_ACK | OVS_BPF_TCP_URG))      \
+     | (1ULL << OVS_BPF_TCP_ACK)                                            \
+     | (1ULL << (OVS_BPF_TCP_ACK | OVS_BPF_TCP_URG)))
+
+static inline int
+ovs_bpf_tcp_flags_valid(__u16 flags)
+{
+    return (OVS_BPF_TCP_VALID_FLAGS
+            >> (flags & (OVS_BPF_TCP_FIN | OVS_BPF_TCP_SYN | OVS_BPF_TCP_RST
+                         | OVS_BPF_TCP_ACK | OVS_BPF_TCP_URG))) & 1;
+}
 
 /* The state that a TCP connection in state 'old' goes to with a packet
  * whose TCP flags are 'flags' (host order), in the 'reply' direction or
- * the original one: a state, OVS_BPF_TCPS_KEEP or OVS_BPF_TCPS_REOPEN.
- * The moves are those that the kernel's TCP tracker makes (its state
- * table, nf_conntrack_proto_tcp.c), without its sequence and window
- * checks: the packet counts by its strongest flag, RST, then SYN (with or
- * without ACK), then FIN, then ACK; a packet that the kernel would call
- * invalid or ignore keeps the state.  REOPEN is the kernel's reopening of
- * a closed connection by a new SYN (in TIME_WAIT or CLOSE, or a reply SYN
- * in TIME_WAIT): the old connection ends and the packet is that of a new
- * one.  The BPF ct() (bpf/actions-ct.h) and ovs-vswitchd
- * (lib/dpif-bpf-ct-slow.c), which writes the states, both use it. */
+ * the original one: a state, OVS_BPF_TCPS_KEEP, OVS_BPF_TCPS_REOPEN or
+ * OVS_BPF_TCPS_INVALID.  The moves, and the packets called invalid, are
+ * those of the kernel's TCP tracker (its state table,
+ * nf_conntrack_proto_tcp.c), without its sequence and window checks
+ * (bpf/ct-tcp-win.h has ours): the packet counts by its strongest flag,
+ * RST, then SYN (with or without ACK), then FIN, then ACK.
+ *
+ * KEEP is a packet that moves nothing, or one that the kernel ignores (it
+ * goes on with the connection's ct_state, and may be what resyncs a
+ * tracker that lost track: a SYN of the original direction in an open
+ * connection, a retransmitted SYN-ACK).  INVALID is one that the kernel
+ * calls invalid, which is +trk+inv and changes nothing: a SYN-ACK of the
+ * original direction (but after a simultaneous open), a SYN of the reply
+ * direction after the handshake, a FIN or a client's ACK before the
+ * SYN-ACK, flags that ovs_bpf_tcp_flags_valid() refuses.  A connection
+ * still in NONE, which the kernel never has (its first state is not
+ * written yet, see bpf/ct-slow.h), has no invalid packet here.  REOPEN is
+ * the kernel's reopening of a closed connection by a new SYN (in
+ * TIME_WAIT or CLOSE, or a reply SYN in TIME_WAIT): the old connection
+ * ends and the packet is that of a new one.  The BPF ct()
+ * (bpf/actions-ct.h) and ovs-vswitchd (lib/dpif-bpf-ct-slow.c), which
+ * writes the states, both use it. */
 static inline __u8
 ovs_bpf_tcp_next(__u8 old, int reply, __u16 flags)
 {
+    __u8 invalid = (old == OVS_BPF_TCPS_NONE ? OVS_BPF_TCPS_KEEP
+                    : OVS_BPF_TCPS_INVALID);
+
     if (old >= OVS_BPF_N_TCPS) {
         return OVS_BPF_TCPS_KEEP;
+    }
+    if (!ovs_bpf_tcp_flags_valid(flags)) {
+        return invalid;
     }
     if (flags & OVS_BPF_TCP_RST) {
         return old == OVS_BPF_TCPS_NONE ? OVS_BPF_TCPS_KEEP
@@ -1219,12 +1269,14 @@ ovs_bpf_tcp_next(__u8 old, int reply, __u16 flags)
     if ((flags & (OVS_BPF_TCP_SYN | OVS_BPF_TCP_ACK))
         == (OVS_BPF_TCP_SYN | OVS_BPF_TCP_ACK)) {
         /* The answer to a SYN: in the reply direction, or in the original
-         * one after a simultaneous open. */
+         * one after a simultaneous open.  Any other one of the reply
+         * direction is a retransmission, ignored; of the original one, the
+         * client's, which never sends one. */
         if (old == OVS_BPF_TCPS_SYN_SENT2
             || old == (reply ? OVS_BPF_TCPS_SYN_SENT : OVS_BPF_TCPS_SYN_RECV)) {
             return OVS_BPF_TCPS_SYN_RECV;
         }
-        return OVS_BPF_TCPS_KEEP;
+        return reply ? OVS_BPF_TCPS_KEEP : invalid;
     }
     if (flags & OVS_BPF_TCP_SYN) {
         switch (old) {
@@ -1239,9 +1291,12 @@ ovs_bpf_tcp_next(__u8 old, int reply, __u16 flags)
         case OVS_BPF_TCPS_TIME_WAIT:
             return OVS_BPF_TCPS_REOPEN;
         case OVS_BPF_TCPS_CLOSE:
-            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_REOPEN;
+            return reply ? OVS_BPF_TCPS_INVALID : OVS_BPF_TCPS_REOPEN;
         default:
-            return OVS_BPF_TCPS_KEEP;
+            /* After the handshake: a client's SYN is ignored (the server
+             * answers it, the kernel's tracker resyncs on that), a
+             * server's is invalid. */
+            return reply ? OVS_BPF_TCPS_INVALID : OVS_BPF_TCPS_KEEP;
         }
     }
     if (flags & OVS_BPF_TCP_FIN) {
@@ -1254,28 +1309,36 @@ ovs_bpf_tcp_next(__u8 old, int reply, __u16 flags)
             /* FINs in both directions (the kernel keeps one state for
              * both): the last ACK is awaited. */
             return OVS_BPF_TCPS_LAST_ACK;
-        default:
-            return OVS_BPF_TCPS_KEEP;
-        }
-    }
-    if (flags & OVS_BPF_TCP_ACK) {
-        switch (old) {
         case OVS_BPF_TCPS_NONE:
-            /* A connection picked up in the middle, as the kernel does
-             * with nf_conntrack_tcp_loose (its default). */
-            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
-        case OVS_BPF_TCPS_SYN_RECV:
-            /* The third packet of the handshake. */
-            return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
-        case OVS_BPF_TCPS_FIN_WAIT:
-            return OVS_BPF_TCPS_CLOSE_WAIT;
-        case OVS_BPF_TCPS_LAST_ACK:
-            return OVS_BPF_TCPS_TIME_WAIT;
+        case OVS_BPF_TCPS_SYN_SENT:
+        case OVS_BPF_TCPS_SYN_SENT2:
+            /* No FIN before the SYN-ACK. */
+            return invalid;
         default:
             return OVS_BPF_TCPS_KEEP;
         }
     }
-    return OVS_BPF_TCPS_KEEP;
+    /* ACK (URG, PSH... aside: ovs_bpf_tcp_flags_valid() left no other). */
+    switch (old) {
+    case OVS_BPF_TCPS_NONE:
+        /* A connection picked up in the middle, as the kernel does with
+         * nf_conntrack_tcp_loose (its default). */
+        return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
+    case OVS_BPF_TCPS_SYN_SENT:
+    case OVS_BPF_TCPS_SYN_SENT2:
+        /* Before the SYN-ACK: the client's ACK is invalid; the server's
+         * may be that of a half-open connection, ignored. */
+        return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_INVALID;
+    case OVS_BPF_TCPS_SYN_RECV:
+        /* The third packet of the handshake. */
+        return reply ? OVS_BPF_TCPS_KEEP : OVS_BPF_TCPS_ESTABLISHED;
+    case OVS_BPF_TCPS_FIN_WAIT:
+        return OVS_BPF_TCPS_CLOSE_WAIT;
+    case OVS_BPF_TCPS_LAST_ACK:
+        return OVS_BPF_TCPS_TIME_WAIT;
+    default:
+        return OVS_BPF_TCPS_KEEP;
+    }
 }
 
 /* The most timeout policies, and connections with one, that the maps

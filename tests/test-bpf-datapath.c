@@ -2788,7 +2788,8 @@ ct_up_check(const char *name, const struct ofpbuf *pkt,
 }
 
 /* The moves of TCP states that BPF and ovs-vswitchd both make
- * (ovs_bpf_tcp_next()): a handshake, a close, an RST, a reopening. */
+ * (ovs_bpf_tcp_next()): a handshake, a close, an RST, a reopening, and the
+ * packets that the kernel's TCP tracker ignores or calls invalid. */
 static void
 tcp_next_check(void)
 {
@@ -2811,15 +2812,44 @@ tcp_next_check(void)
         { T(TIME_WAIT), 0, 0x010, T(KEEP) },
         { T(TIME_WAIT), 0, 0x002, T(REOPEN) },
         { T(CLOSE), 0, 0x002, T(REOPEN) },
-        { T(CLOSE), 1, 0x002, T(KEEP) },
+        { T(CLOSE), 1, 0x002, T(INVALID) },
         { T(ESTABLISHED), 1, 0x014, T(CLOSE) },
         { T(NONE), 0, 0x004, T(KEEP) },
         { T(NONE), 0, 0x010, T(ESTABLISHED) },
         { T(NONE), 1, 0x012, T(KEEP) },
         { T(SYN_SENT), 1, 0x002, T(SYN_SENT2) },
         { T(SYN_SENT2), 0, 0x012, T(SYN_RECV) },
-        { T(SYN_SENT), 0, 0x010, T(KEEP) },
+        { T(SYN_SENT), 0, 0x010, T(INVALID) },
         { T(ESTABLISHED), 0, 0x002, T(KEEP) },
+        /* The client's FIN or ACK before the SYN-ACK; the server's ACK then
+         * (a half-open connection) is ignored. */
+        { T(SYN_SENT), 0, 0x011, T(INVALID) },
+        { T(SYN_SENT), 1, 0x011, T(INVALID) },
+        { T(SYN_SENT2), 0, 0x010, T(INVALID) },
+        { T(SYN_SENT), 1, 0x010, T(KEEP) },
+        { T(SYN_SENT), 0, 0x022, T(SYN_SENT) },
+        /* SYN-ACKs: the client's is invalid, but a retransmission after a
+         * simultaneous open; a server's retransmission is ignored. */
+        { T(ESTABLISHED), 0, 0x012, T(INVALID) },
+        { T(SYN_SENT), 0, 0x012, T(INVALID) },
+        { T(SYN_RECV), 0, 0x012, T(SYN_RECV) },
+        { T(ESTABLISHED), 1, 0x012, T(KEEP) },
+        /* A server's SYN after the handshake. */
+        { T(ESTABLISHED), 1, 0x002, T(INVALID) },
+        { T(SYN_RECV), 1, 0x002, T(INVALID) },
+        /* Flags that no state takes; PSH, ECE, CWR, NS and URG (but with
+         * RST) do not count. */
+        { T(ESTABLISHED), 0, 0x000, T(INVALID) },
+        { T(ESTABLISHED), 0, 0x001, T(INVALID) },
+        { T(ESTABLISHED), 0, 0x003, T(INVALID) },
+        { T(ESTABLISHED), 1, 0x006, T(INVALID) },
+        { T(ESTABLISHED), 1, 0x024, T(INVALID) },
+        { T(ESTABLISHED), 0, 0x008, T(INVALID) },
+        { T(ESTABLISHED), 0, 0x1d8, T(KEEP) },
+        { T(ESTABLISHED), 0, 0x031, T(FIN_WAIT) },
+        /* A connection without a state yet has no invalid packet. */
+        { T(NONE), 0, 0x003, T(KEEP) },
+        { T(NONE), 0, 0x011, T(KEEP) },
 #undef T
     };
 
@@ -2850,11 +2880,13 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
                                              | OVS_BPF_CT_F_FORCE };
     struct ovs_bpf_act_ct z7 = { .zone = 7 };
     struct ovs_bpf_act_ct z8 = { .zone = 8 };
+    struct ovs_bpf_act_ct z9 = { .zone = 9 };
     struct ovs_bpf_act_ct c9 = { .zone = 9, .flags = OVS_BPF_CT_F_COMMIT };
     struct ovs_bpf_action acts[3];
     struct ovs_bpf_flow_key k;
-    struct ofpbuf pkt, rev, icmp, synack, syn, in_win, out_win;
-    uint64_t n_win;
+    struct ofpbuf pkt, rev, icmp, synack, syn, in_win, out_win, synfin;
+    struct ofpbuf noflags, synfin2, ack2rev;
+    uint64_t n_win, n_flags;
 
     ofpbuf_init(&pkt, 0);
     ofpbuf_init(&rev, 0);
@@ -2863,20 +2895,35 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_init(&syn, 0);
     ofpbuf_init(&in_win, 0);
     ofpbuf_init(&out_win, 0);
+    ofpbuf_init(&synfin, 0);
+    ofpbuf_init(&noflags, 0);
+    ofpbuf_init(&synfin2, 0);
+    ofpbuf_init(&ack2rev, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP);
     pkt_hex(&rev, ETH "0800 4500 001c 1234 0000 4011 0000 0a000002 0a000001 "
             "1234 0035 0008 0000");
     pkt_hex(&icmp, ETH "0800 4500 001c 1234 0000 4001 0000 " IP4A
             "0800 f7ff 0000 0000");
     pkt_hex(&synack, ETH "0800 " IP4_TCP);
-    pkt_hex(&syn, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000001 00000000 5002 2000 0000 0000");
+    /* A TCP segment from 10.0.0.1:1234 to 10.0.0.2, port PORT, sequence
+     * number SEQ, TCP flags FLAGS (all in hex). */
+#define CT_TCP(SEQ, PORT, FLAGS)                                        \
+    ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A "04d2 " PORT " "     \
+    SEQ " 00000000 50" FLAGS " 2000 0000 0000"
+    pkt_hex(&syn, CT_TCP("00000001", "0051", "02"));
     /* ACKs of the SYN's connection: at the SYN's end, and 256 MB beyond
      * the window. */
-    pkt_hex(&in_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 00000002 00000000 5010 2000 0000 0000");
-    pkt_hex(&out_win, ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
-            "04d2 0051 10000002 00000000 5010 2000 0000 0000");
+    pkt_hex(&in_win, CT_TCP("00000002", "0051", "10"));
+    pkt_hex(&out_win, CT_TCP("10000002", "0051", "10"));
+    /* The SYN's tuple, with SYN and FIN, and with no flag at all. */
+    pkt_hex(&synfin, CT_TCP("00000001", "0051", "03"));
+    pkt_hex(&noflags, CT_TCP("00000002", "0051", "00"));
+    /* A SYN-FIN of another tuple, and an ACK of its reverse. */
+    pkt_hex(&synfin2, CT_TCP("00000001", "0053", "03"));
+#undef CT_TCP
+    pkt_hex(&ack2rev, ETH "0800 4500 0028 1234 4000 4006 0000 "
+            "0a000002 0a000001 0053 04d2 00000001 00000002 5010 2000 "
+            "0000 0000");
 
     ct_check("no connection", &pkt, z7, CS_TRK | CS_NEW, 0, "10.0.0.1");
     ct_check("commit", &pkt, commit, CS_TRK | CS_NEW, 0x2a, "10.0.0.1");
@@ -2891,8 +2938,11 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
              "10.0.0.2");
     /* ICMP, which the kfuncs cannot track, goes up for its ct(). */
     ct_up_check("ct() slow path", &icmp, z7, OVS_BPF_STAT_CT_SLOW_PATH, 0, 0);
+    n_flags = stat_get(OVS_BPF_STAT_CT_TCP_FLAGS);
     ct_check("SYN-ACK without a connection", &synack, z8, CS_TRK | CS_INV, 0,
              NULL);
+    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_FLAGS) == n_flags + 1,
+          "SYN-ACK without a connection: ct_tcp_flags not counted");
 
     /* TCP: the SYN's commit makes the connection in BPF, and the packet
      * goes up for its first state; its retransmission finds the connection
@@ -2922,6 +2972,23 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ct_up_check("in the window", &in_win, c9, OVS_BPF_STAT_CT_TCP_STATE,
                 OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_ESTABLISHED);
 
+    /* TCP flags that no state takes: +inv with the SYN's connection there
+     * as without one, not committed, counted as ct_tcp_flags. */
+    n_flags = stat_get(OVS_BPF_STAT_CT_TCP_FLAGS);
+    ct_check("SYN-FIN", &synfin, c9, CS_TRK | CS_INV, 0, NULL);
+    ct_check("no flags", &noflags, c9, CS_TRK | CS_INV, 0, NULL);
+    ct_check("SYN-FIN, other zone", &synfin, z8, CS_TRK | CS_INV, 0, NULL);
+    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_FLAGS) == n_flags + 3,
+          "invalid flags: ct_tcp_flags %"PRIu64" (expected %"PRIu64")",
+          stat_get(OVS_BPF_STAT_CT_TCP_FLAGS), n_flags + 3);
+    /* The commit of a SYN-FIN of a new tuple made no connection: an ACK of
+     * the reverse tuple is +new (not +est+rpl), its own tuple the
+     * original. */
+    ct_check("SYN-FIN of a new tuple", &synfin2, c9, CS_TRK | CS_INV, 0,
+             NULL);
+    ct_check("after the SYN-FIN of a new tuple", &ack2rev, z9,
+             CS_TRK | CS_NEW, 0, "10.0.0.2");
+
     /* ct_clear after ct(): nothing left of it. */
     run_name = "ct_clear";
     acts[0] = ACT(CT, .u.ct = z7);
@@ -2940,6 +3007,10 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&syn);
     ofpbuf_uninit(&in_win);
     ofpbuf_uninit(&out_win);
+    ofpbuf_uninit(&synfin);
+    ofpbuf_uninit(&noflags);
+    ofpbuf_uninit(&synfin2);
+    ofpbuf_uninit(&ack2rev);
 }
 
 static void
