@@ -87,6 +87,7 @@
 #include "dpif-provider.h"
 #include "flow.h"
 #include "hash.h"
+#include "netdev-native-tnl.h"
 #include "netlink.h"
 #include "odp-execute.h"
 #include "odp-util.h"
