@@ -65,6 +65,7 @@
 #include "bpf/parse.h"
 #include "bpf/skb-csum.h"
 #include "bpf/tunnel.h"
+#include "bpf/upcall.h"
 
 /* Newer than some UAPI headers (kernel 6.3). */
 #ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
@@ -77,6 +78,11 @@
 #define OVS_BPF_TNL_UDP_HLEN 8
 #define OVS_BPF_TNL_VXLAN_HLEN 8
 #define OVS_BPF_TNL_VXLAN_FLAGS 0x08000000  /* The I flag. */
+#define OVS_BPF_TNL_GPE_FLAG 0x04000000     /* P: a VXLAN-GPE header. */
+#define OVS_BPF_TNL_GPE_OAM 0x01000000      /* O: an OAM packet. */
+#define OVS_BPF_TNL_GPE_NP_IPV4 1           /* Next protocols. */
+#define OVS_BPF_TNL_GPE_NP_IPV6 2
+#define OVS_BPF_TNL_GPE_NP_ETHERNET 3
 #define OVS_BPF_TNL_UDP_PORT_MIN 32768
 #define OVS_BPF_TNL_UDP_PORT_MAX 61000
 
@@ -194,13 +200,15 @@ ovs_bpf_act_tnl_push__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct ovs_bpf_action *h;
     __u32 len, rest, n_slots, new_len, hash, l4;
     __u16 tot_len, udp_len, sport, csum, udp_csum;
-    bool ipv6;
+    bool ipv6, l3;
     __u64 flags;
 
     len = a->u.tnl_push.header_len;
     ipv6 = a->u.tnl_push.flags & OVS_BPF_TNL_F_IPV6;
+    l3 = a->u.tnl_push.flags & OVS_BPF_TNL_F_L3;
     l4 = ETH_HLEN + (ipv6 ? OVS_BPF_TNL_IPV6_HLEN : OVS_BPF_TNL_IPV4_HLEN);
     if (s->clone_active || skb->vlan_present
+        || !l3 != !skb->cb[OVS_BPF_CB_NO_ETH]
         || a->u.tnl_push.tnl_type != OVS_BPF_TNL_VXLAN
         || len != l4 + OVS_BPF_TNL_UDP_HLEN + OVS_BPF_TNL_VXLAN_HLEN
         || len > OVS_BPF_TNL_MAX_HDR) {
@@ -227,7 +235,7 @@ ovs_bpf_act_tnl_push__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
      * source port from the inner packet's hash.  A nonzero UDP checksum
      * in the header (IPv6, or options:csum=true) asks for one. */
     hash = bpf_get_hash_recalc(skb);
-    new_len = skb->len + len;
+    new_len = skb->len + len - (l3 ? ETH_HLEN : 0);
     udp_len = bpf_htons(new_len - l4);
     sport = bpf_htons((__u16) ((((__u64) hash)
                                 * (OVS_BPF_TNL_UDP_PORT_MAX
@@ -262,9 +270,20 @@ ovs_bpf_act_tnl_push__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (rest > OVS_BPF_TNL_MAX_HDR - ETH_HLEN || rest < 1) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
     }
-    if ((skb->protocol == bpf_htons(ETH_P_IP)
-         || skb->protocol == bpf_htons(ETH_P_IPV6))
-        && s->l3_ofs == ETH_HLEN) {
+    if (l3) {
+        /* After the BPF pop_eth (VXLAN-GPE carrying IPv4 or IPv6, which
+         * pop_eth checked): the Ethernet header still in front of the
+         * network header is a stand-in that the outer one replaces. */
+        flags = ((ipv6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6
+                       : BPF_F_ADJ_ROOM_ENCAP_L3_IPV4)
+                 | BPF_F_ADJ_ROOM_ENCAP_L4_UDP);
+        if (bpf_skb_adjust_room(skb, rest, BPF_ADJ_ROOM_MAC, flags)) {
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_PUSH);
+        }
+        skb->cb[OVS_BPF_CB_NO_ETH] = 0;
+    } else if ((skb->protocol == bpf_htons(ETH_P_IP)
+                || skb->protocol == bpf_htons(ETH_P_IPV6))
+               && s->l3_ofs == ETH_HLEN) {
         flags = ((ipv6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6
                        : BPF_F_ADJ_ROOM_ENCAP_L3_IPV4)
                  | BPF_F_ADJ_ROOM_ENCAP_L4_UDP
@@ -321,15 +340,15 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct ovs_bpf_port *p;
     __be32 vx_flags, vni;
     __be16 inner_type, udp_csum, l3_len, udp_len;
-    __u32 depth, l4, l3_room, rest, min, pad;
+    __u32 depth, l4, l3_room, rest, min, pad, flags;
+    __be16 l3_type = 0;
     __u16 csum;
     __u64 decap = 0;
     bool ipv6;
 
     p = bpf_map_lookup_elem(&ports, &port);
     ipv6 = k->eth_type == bpf_htons(ETH_P_IPV6);
-    if (!p || !(p->flags & OVS_BPF_PORT_F_TUNNEL)
-        || p->flags & OVS_BPF_PORT_F_L3 || s->clone_active
+    if (!p || !(p->flags & OVS_BPF_PORT_F_TUNNEL) || s->clone_active
         || skb->vlan_present || s->l3_ofs != ETH_HLEN
         || (k->eth_type != bpf_htons(ETH_P_IP) && !ipv6)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_TNL_POP);
@@ -378,11 +397,34 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
 
     /* VXLAN: the I flag and nothing else, the reserved byte after the VNI
-     * zero. */
+     * zero.  VXLAN-GPE (the P flag), as netdev-native-tnl takes it on any
+     * VXLAN port: not an OAM packet, version 0, a next protocol in the
+     * last byte of the word of flags, which it otherwise ignores.  GPE's
+     * IPv4 or IPv6 packets are layer 3 packets, for ovs-vswitchd (below);
+     * its Ethernet frames are popped here as VXLAN's. */
     __builtin_memcpy(&vx_flags, buf + vx, 4);
     __builtin_memcpy(&vni, buf + vx + 4, 4);
-    if (vx_flags != bpf_htonl(OVS_BPF_TNL_VXLAN_FLAGS)
-        || vni & bpf_htonl(0xff)) {
+    flags = bpf_ntohl(vx_flags);
+    if (flags & OVS_BPF_TNL_GPE_FLAG) {
+        if (flags & OVS_BPF_TNL_GPE_OAM) {
+            return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
+        }
+        switch (flags & 0xff) {
+        case OVS_BPF_TNL_GPE_NP_IPV4:
+            l3_type = bpf_htons(ETH_P_IP);
+            break;
+        case OVS_BPF_TNL_GPE_NP_IPV6:
+            l3_type = bpf_htons(ETH_P_IPV6);
+            break;
+        case OVS_BPF_TNL_GPE_NP_ETHERNET:
+            break;
+        default:
+            /* NSH: the layer 3 path of ovs-vswitchd takes IP only. */
+            return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
+        }
+        flags &= ~(OVS_BPF_TNL_GPE_FLAG | 0xff);
+    }
+    if (flags != OVS_BPF_TNL_VXLAN_FLAGS || vni & bpf_htonl(0xff)) {
         return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
     }
 
@@ -406,6 +448,13 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     k->tun_flags = bpf_htons(OVS_BPF_FLOW_TNL_F_KEY
                              | (udp_csum ? OVS_BPF_FLOW_TNL_F_CSUM : 0));
     k->in_port = port;
+
+    if (l3_type) {
+        /* A layer 3 packet, which the BPF flow key cannot describe: up to
+         * ovs-vswitchd, from its network header, as one that a layer 3
+         * port's device received (see ovs_bpf_l3_upcall()). */
+        return ovs_bpf_l3_upcall(skb, s, l3_type, l4 + eth);
+    }
 
     /* Off with the headers: the inner Ethernet header replaces the outer
      * one.  The GSO size is the inner packet's already. */

@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 13
+#define OVS_BPF_ABI_VERSION 14
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -619,6 +619,10 @@ enum ovs_bpf_tnl_type {
     OVS_BPF_TNL_VXLAN = 1,      /* Ethernet over VXLAN over UDP. */
 };
 #define OVS_BPF_TNL_F_IPV6 (1u << 0)    /* The outer header is IPv6. */
+#define OVS_BPF_TNL_F_L3 (1u << 1)      /* After the BPF pop_eth: the
+                                         * header replaces the stand-in
+                                         * Ethernet header (VXLAN-GPE
+                                         * carrying IPv4 or IPv6). */
 
 struct ovs_bpf_act_tnl_push {
     __u32 tnl_port;             /* Shown only. */
@@ -903,7 +907,9 @@ enum ovs_bpf_dp_stat {
     OVS_BPF_DROP_REASON(TNL_POP_BAD, "tnl_pop_bad",                        \
                         "tnl_pop of a packet with bad outer headers: IP "  \
                         "version, options, checksum or fragment, not UDP, " \
-                        "VXLAN flags or reserved bits.")                   \
+                        "VXLAN flags or reserved bits, a VXLAN-GPE OAM "   \
+                        "packet or next protocol other than IPv4, IPv6 "   \
+                        "or Ethernet.")                                    \
     OVS_BPF_DROP_REASON(INTERNAL, "internal",                              \
                         "A per-CPU area or an action slot was missing: "   \
                         "cannot happen.")

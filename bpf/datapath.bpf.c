@@ -113,7 +113,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         if (port && port->flags & OVS_BPF_PORT_F_L3
             && (skb->protocol == bpf_htons(ETH_P_IP)
                 || skb->protocol == bpf_htons(ETH_P_IPV6))) {
-            return ovs_bpf_l3_upcall(skb, s);
+            return ovs_bpf_l3_upcall(skb, s, (__be16) skb->protocol, 0);
         }
     } else if (s->reentry == OVS_BPF_REENTRY_DOWNCALL) {
         s->tun_valid = 0;

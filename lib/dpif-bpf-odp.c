@@ -1354,6 +1354,7 @@ action_fits_no_eth(const struct nlattr *a)
 {
     switch (nl_attr_type(a)) {
     case OVS_ACTION_ATTR_PUSH_ETH:
+    case OVS_ACTION_ATTR_TUNNEL_PUSH:   /* Gives it an Ethernet header. */
     case OVS_ACTION_ATTR_ADD_MPLS:
     case OVS_ACTION_ATTR_POP_MPLS:
     case OVS_ACTION_ATTR_PUSH_NSH:
@@ -1424,38 +1425,36 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     return 0;
 }
 
-/* Translates tnl_push 'a' into a TNL_PUSH slot and the TNL_HDR slots of its
- * header (see bpf/actions-tnl.h).  The BPF programs push what
- * netdev-native-tnl pushes for VXLAN over IPv4 or IPv6, with or without a
- * UDP checksum: any other header is refused (EINVAL), as before there was
- * native tunneling in BPF. */
-static int
-xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
+/* Returns true if the BPF programs can push the tunnel header of 'data'
+ * (its 'header_len' checked against the attribute's size), setting
+ * '*ipv6' and '*l3': what netdev-native-tnl pushes for VXLAN over IPv4 or
+ * IPv6, with or without a UDP checksum, and for VXLAN-GPE carrying
+ * Ethernet ('l3_packet' false: the packet has its Ethernet header) or, after
+ * a pop_eth that BPF runs ('l3_packet' true), IPv4 or IPv6, whose header
+ * then replaces the stand-in Ethernet header ('*l3'). */
+static bool
+tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
+                bool *ipv6, bool *l3)
 {
-    const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
-    const struct ovs_action_push_tnl *data = nl_attr_get(a);
+    const uint8_t *hdr = (const uint8_t *) data->header;
     const struct vxlanhdr *vxh;
-    struct ovs_bpf_action *s;
-    const uint8_t *hdr;
-    size_t l4, n;
-    bool ipv6;
+    uint32_t flags;
+    size_t l4;
 
-    if (nl_attr_get_size(a) < hdr_ofs
-        || data->header_len > nl_attr_get_size(a) - hdr_ofs
-        || data->header_len > OVS_BPF_TNL_MAX_HDR
-        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN) {
-        return EINVAL;
+    if (data->header_len > OVS_BPF_TNL_MAX_HDR
+        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN
+        || data->tnl_type != OVS_VPORT_TYPE_VXLAN) {
+        return false;
     }
-    hdr = (const uint8_t *) data->header;
-    ipv6 = (hdr[12] << 8 | hdr[13]) == ETH_TYPE_IPV6;
-    if (ipv6) {
+    *ipv6 = (hdr[12] << 8 | hdr[13]) == ETH_TYPE_IPV6;
+    if (*ipv6) {
         const struct ovs_16aligned_ip6_hdr *ip6;
 
         l4 = ETH_HEADER_LEN + IPV6_HEADER_LEN;
         ip6 = ALIGNED_CAST(const struct ovs_16aligned_ip6_hdr *,
                            hdr + ETH_HEADER_LEN);
         if (data->header_len < l4 || ip6->ip6_nxt != IPPROTO_UDP) {
-            return EINVAL;
+            return false;
         }
     } else {
         const struct ip_header *ip;
@@ -1465,29 +1464,76 @@ xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
         if ((hdr[12] << 8 | hdr[13]) != ETH_TYPE_IP
             || ip->ip_ihl_ver != IP_IHL_VER(5, 4)
             || ip->ip_proto != IPPROTO_UDP) {
-            return EINVAL;
+            return false;
         }
     }
-    if (data->tnl_type != OVS_VPORT_TYPE_VXLAN
-        || data->header_len != l4 + UDP_HEADER_LEN + sizeof *vxh) {
-        return EINVAL;
+    if (data->header_len != l4 + UDP_HEADER_LEN + sizeof *vxh) {
+        return false;
     }
     vxh = ALIGNED_CAST(const struct vxlanhdr *, hdr + l4 + UDP_HEADER_LEN);
-    if (get_16aligned_be32(&vxh->vx_flags) != htonl(VXLAN_FLAGS)) {
+    flags = ntohl(get_16aligned_be32(&vxh->vx_flags));
+    *l3 = false;
+    if (flags == VXLAN_FLAGS) {
+        return !l3_packet;
+    }
+    if ((flags & ~0xffu) != (VXLAN_FLAGS | VXLAN_HF_GPE)) {
+        return false;
+    }
+    switch (vxh->vx_gpe.next_protocol) {
+    case VXLAN_GPE_NP_ETHERNET:
+        return !l3_packet;
+    case VXLAN_GPE_NP_IPV4:
+    case VXLAN_GPE_NP_IPV6:
+        *l3 = true;
+        return l3_packet;
+    default:
+        return false;
+    }
+}
+
+/* Translates tnl_push 'a' into a TNL_PUSH slot and the TNL_HDR slots of its
+ * header (see bpf/actions-tnl.h), if the BPF programs can push it (see
+ * tnl_push_is_bpf()).  Any other tunnel header (Geneve, GRE, ERSPAN, a
+ * VXLAN extension, or one on a packet without an Ethernet header that
+ * ovs-vswitchd popped itself) makes the flow userspace only: ovs-vswitchd
+ * pushes it (dp_bpf_tnl_push() in lib/dpif-bpf.c, or dpif-netdev's own
+ * header functions).  Only a malformed action is refused (EINVAL).
+ * Either way the packet has an Ethernet header after it. */
+static int
+xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
+{
+    const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
+    const struct ovs_action_push_tnl *data = nl_attr_get(a);
+    struct ovs_bpf_action *s;
+    bool ipv6, l3;
+    size_t n;
+
+    if (nl_attr_get_size(a) < hdr_ofs
+        || data->header_len > nl_attr_get_size(a) - hdr_ofs
+        || data->header_len < ETH_HEADER_LEN) {
         return EINVAL;
     }
-
-    s = new_slot(x, OVS_BPF_ACTION_TNL_PUSH);
-    s->u.tnl_push.tnl_port = odp_to_u32(data->tnl_port);
-    s->u.tnl_push.out_port = odp_to_u32(data->out_port);
-    s->u.tnl_push.header_len = data->header_len;
-    s->u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN;
-    s->u.tnl_push.flags = ipv6 ? OVS_BPF_TNL_F_IPV6 : 0;
-    for (size_t ofs = 0; ofs < data->header_len; ofs += n) {
-        n = MIN(OVS_BPF_TNL_HDR_SLOT, data->header_len - ofs);
-        memcpy(new_slot(x, OVS_BPF_ACTION_TNL_HDR)->u.raw, hdr + ofs, n);
+    if (!tnl_push_is_bpf(data, x->not_eth, &ipv6, &l3)
+        || (x->not_eth && !x->bpf_pop_eth)) {
+        x->userspace_only = true;
+    } else {
+        s = new_slot(x, OVS_BPF_ACTION_TNL_PUSH);
+        s->u.tnl_push.tnl_port = odp_to_u32(data->tnl_port);
+        s->u.tnl_push.out_port = odp_to_u32(data->out_port);
+        s->u.tnl_push.header_len = data->header_len;
+        s->u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN;
+        s->u.tnl_push.flags = ((ipv6 ? OVS_BPF_TNL_F_IPV6 : 0)
+                               | (l3 ? OVS_BPF_TNL_F_L3 : 0));
+        for (size_t ofs = 0; ofs < data->header_len; ofs += n) {
+            n = MIN(OVS_BPF_TNL_HDR_SLOT, data->header_len - ofs);
+            memcpy(new_slot(x, OVS_BPF_ACTION_TNL_HDR)->u.raw,
+                   (const uint8_t *) data->header + ofs, n);
+        }
+        x->tnl_pushed = true;
     }
-    x->tnl_pushed = true;
+    x->not_eth = false;
+    x->bpf_pop_eth = false;
+    x->l3_type = 0;
     return 0;
 }
 
@@ -2768,9 +2814,10 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             uint32_t len = p->header_len;
 
             ds_put_format(s, "(tnl_port=%"PRIu32",out_port=%"PRIu32
-                          ",type=%"PRIu8"%s,header=", p->tnl_port,
+                          ",type=%"PRIu8"%s%s,header=", p->tnl_port,
                           p->out_port, p->tnl_type,
-                          p->flags & OVS_BPF_TNL_F_IPV6 ? ",ipv6" : "");
+                          p->flags & OVS_BPF_TNL_F_IPV6 ? ",ipv6" : "",
+                          p->flags & OVS_BPF_TNL_F_L3 ? ",l3" : "");
             /* The header, from the TNL_HDR slots that follow. */
             while (len && i + 1 < n
                    && slots[i + 1].type == OVS_BPF_ACTION_TNL_HDR) {
