@@ -3905,6 +3905,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = LO_PORT1);
     struct ovs_bpf_flow_key key;
     struct ofpbuf hdr, inner, arp, outer, bad;
+    struct drops drops;
     struct run r;
 
     ofpbuf_init(&hdr, 0);
@@ -3980,13 +3981,9 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
 
     /* tnl_pop to a port that is not a tunnel port. */
     flow_for(&outer, &pop, 1);
-    {
-        struct drops drops;
-
-        drops_get(&drops);
-        run_ingress(&outer, &r);
-        check_drops("tnl_pop to a plain port", &drops, pop_failed, 1);
-    }
+    drops_get(&drops);
+    run_ingress(&outer, &r);
+    check_drops("tnl_pop to a plain port", &drops, pop_failed, 1);
 
     /* With a UDP checksum (options:csum=true): computed at the push,
      * checked at the pop, which drops a packet whose checksum is wrong. */
@@ -4039,6 +4036,77 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_put(&bad, outer.data, outer.size);
     ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
     tnl_pop_case("tnl_pop over IPv6 with bad VXLAN flags", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    /* VXLAN-GPE carrying IPv4, after pop_eth: the header takes the place
+     * of the Ethernet header (OVS_BPF_TNL_F_L3). */
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") "0c000001 12345600 ");
+    acts[0] = ACT(POP_ETH);
+    acts[1] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                  .u.tnl_push.out_port = LO_PORT1,
+                  .u.tnl_push.header_len = hdr.size,
+                  .u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN,
+                  .u.tnl_push.flags = OVS_BPF_TNL_F_L3);
+    acts[2] = ACT(TNL_HDR);
+    memcpy(acts[2].u.raw, hdr.data, hdr.size);
+    acts[3] = OUTPUT(LO_PORT1);
+    flow_for(&inner, acts, 4);
+    drops_get(&drops);
+    run_ingress(&inner, &r);
+    check_drops("tnl_push of GPE", &drops, NO_DROP, 0);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && r.out_len == inner.size - ETH_HEADER_LEN + hdr.size
+          && (r.out[16] << 8 | r.out[17]) == r.out_len - ETH_HEADER_LEN
+          && !csum(r.out + 14, 20)
+          && !memcmp(r.out + 42, "\x0c\x00\x00\x01\x12\x34\x56\x00", 8)
+          && !memcmp(r.out + hdr.size,
+                     (uint8_t *) inner.data + ETH_HEADER_LEN,
+                     inner.size - ETH_HEADER_LEN),
+          "tnl_push of GPE: retval %u, length %u", r.retval, r.out_len);
+    ofpbuf_clear(&outer);
+    ofpbuf_put(&outer, r.out, r.out_len);
+
+    /* Its pop sends the IPv4 packet up as a layer 3 packet of the tunnel
+     * port, with the tunnel metadata; GPE carrying Ethernet is popped as
+     * VXLAN; an OAM packet and next protocol NSH are dropped. */
+    tnl_pop_case("tnl_pop of GPE carrying IPv4", &outer, NO_DROP,
+                 TC_ACT_SHOT);
+    CHECK(n_upcalls == 1 && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_L3
+          && upcall_recs[0].hdr.in_port == TNL_PORT
+          && upcall_recs[0].hdr.l3_type == htons(ETH_TYPE_IP)
+          && upcall_recs[0].hdr.pkt_len == inner.size - ETH_HEADER_LEN
+          && !memcmp(upcall_recs[0].pkt,
+                     (uint8_t *) inner.data + ETH_HEADER_LEN,
+                     inner.size - ETH_HEADER_LEN),
+          "tnl_pop of GPE carrying IPv4: %d upcalls, type %"PRIu32", "
+          "in_port %"PRIu32", l3_type %#x, length %"PRIu32, n_upcalls,
+          upcall_recs[0].hdr.type, upcall_recs[0].hdr.in_port,
+          ntohs(upcall_recs[0].hdr.l3_type), upcall_recs[0].hdr.pkt_len);
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") "0c000003 12345600 ");
+    acts[0] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                  .u.tnl_push.out_port = LO_PORT1,
+                  .u.tnl_push.header_len = hdr.size,
+                  .u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN);
+    acts[1] = ACT(TNL_HDR);
+    memcpy(acts[1].u.raw, hdr.data, hdr.size);
+    acts[2] = OUTPUT(LO_PORT1);
+    flow_for(&inner, acts, 3);
+    run_ingress(&inner, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && r.out_len == inner.size + hdr.size,
+          "tnl_push of GPE carrying Ethernet: retval %u", r.retval);
+    ofpbuf_clear(&outer);
+    ofpbuf_put(&outer, r.out, r.out_len);
+    tnl_pop_key(&outer, &key);
+    tnl_pop_match("tnl_pop of GPE carrying Ethernet", &outer, &key, &inner);
+    ((uint8_t *) outer.data)[42] = 0x0d;    /* O: OAM. */
+    tnl_pop_case("tnl_pop of a GPE OAM packet", &outer,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+    ((uint8_t *) outer.data)[42] = 0x0c;
+    ((uint8_t *) outer.data)[45] = 4;       /* NSH. */
+    tnl_pop_case("tnl_pop of GPE carrying NSH", &outer,
                  OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
 
     ofpbuf_uninit(&hdr);
