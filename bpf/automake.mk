@@ -68,6 +68,7 @@ BPF_INC = \
 	bpf/actions-meta.h \
 	bpf/actions-mpls.h \
 	bpf/actions-nsh.h \
+	bpf/actions-tnl.h \
 	bpf/actions-output.h \
 	bpf/actions-set.h \
 	bpf/actions-tunnel.h \

@@ -344,7 +344,10 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(SET_MPLS, set_mpls)              /* u.mpls, masked */ \
     OVS_BPF_ACTION(PUSH_NSH_ETH, push_nsh_eth)      /* u.push_nsh */        \
     OVS_BPF_ACTION(POP_ETH_NSH, pop_eth_nsh)        /* no argument */       \
-    OVS_BPF_ACTION(SET_NSH, set_nsh)                /* u.set_nsh, masked */
+    OVS_BPF_ACTION(SET_NSH, set_nsh)                /* u.set_nsh, masked */ \
+    OVS_BPF_ACTION(TNL_PUSH, tnl_push)              /* u.tnl_push */        \
+    OVS_BPF_ACTION(TNL_POP, tnl_pop)                /* u.tnl_pop */         \
+    OVS_BPF_ACTION(TNL_HDR, tnl_hdr)                /* u.raw: TNL_PUSH's */
 
 /* OVS_BPF_ACTION_END (0) marks an unused slot: it ends the chain. */
 enum ovs_bpf_action_type {
@@ -595,6 +598,44 @@ struct ovs_bpf_act_set_nsh {
     __be32 context_mask[OVS_BPF_NSH_CONTEXT_WORDS];
 };
 
+/* OVS_BPF_ACTION_TNL_PUSH and _TNL_POP: native tunneling, as dpif-netdev
+ * does it (bpf/actions-tnl.h).  ovs-vswitchd builds the outer headers
+ * (Ethernet, IP, UDP, VXLAN) from its route and neighbour tables; TNL_PUSH
+ * puts them in front of the packet, with the lengths, the IPv4 checksum
+ * and the UDP source port (from the packet's flow hash) filled in, and the
+ * actions after it run on the encapsulated packet.  The 'header_len' bytes
+ * of the header are in the OVS_BPF_ACTION_TNL_HDR argument slots that
+ * follow it ('u.raw', OVS_BPF_TNL_HDR_SLOT bytes each, as many as needed),
+ * which the TNL_PUSH program reads and skips, as the CT_LABEL slot of
+ * ct(): a header does not fit in one slot, and a bigger slot would cost
+ * every flow.  TNL_POP checks and takes off the outer headers of a packet
+ * for tunnel port 'port', fills the key's tunnel metadata from them and
+ * looks the inner packet up again with in_port 'port' (a recirculation
+ * with the same recirc_id). */
+#define OVS_BPF_TNL_HDR_SLOT 56
+#define OVS_BPF_TNL_MAX_HDR (2 * OVS_BPF_TNL_HDR_SLOT)
+
+enum ovs_bpf_tnl_type {
+    OVS_BPF_TNL_VXLAN = 1,      /* Ethernet over VXLAN over UDP. */
+};
+#define OVS_BPF_TNL_F_IPV6 (1u << 0)    /* The outer header is IPv6. */
+#define OVS_BPF_TNL_F_L3 (1u << 1)      /* After the BPF pop_eth: the
+                                         * header replaces the stand-in
+                                         * Ethernet header (VXLAN-GPE
+                                         * carrying IPv4 or IPv6). */
+
+struct ovs_bpf_act_tnl_push {
+    __u32 tnl_port;             /* Shown only. */
+    __u32 out_port;             /* Shown only. */
+    __u16 header_len;           /* Bytes of header in the TNL_HDR slots. */
+    __u8 tnl_type;              /* enum ovs_bpf_tnl_type. */
+    __u8 flags;                 /* OVS_BPF_TNL_F_*. */
+};
+
+struct ovs_bpf_act_tnl_pop {
+    __u32 port;                 /* The tunnel port (OVS_BPF_PORT_F_TUNNEL). */
+};
+
 /* One action slot: 64 bytes, so a flow's 32 slots are 2 KiB. */
 struct ovs_bpf_action {
     __u32 type;                 /* enum ovs_bpf_action_type. */
@@ -621,7 +662,9 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_mpls mpls;
         struct ovs_bpf_act_push_nsh push_nsh;
         struct ovs_bpf_act_set_nsh set_nsh;
-        __u8 raw[56];
+        struct ovs_bpf_act_tnl_push tnl_push;
+        struct ovs_bpf_act_tnl_pop tnl_pop;
+        __u8 raw[OVS_BPF_TNL_HDR_SLOT];
     } u;
 };
 
@@ -861,6 +904,15 @@ enum ovs_bpf_dp_stat {
     OVS_BPF_DROP_REASON(METER, "meter",                                    \
                         "A meter band's rate was exceeded: the drop the "  \
                         "meter asked for.")                                \
+    OVS_BPF_DROP_REASON(TNL_POP_SHORT, "tnl_pop_short",                    \
+                        "tnl_pop of a packet shorter than its outer "      \
+                        "headers say or than a tunnel packet.")            \
+    OVS_BPF_DROP_REASON(TNL_POP_BAD, "tnl_pop_bad",                        \
+                        "tnl_pop of a packet with bad outer headers: IP "  \
+                        "version, options, checksum or fragment, not UDP, " \
+                        "VXLAN flags or reserved bits, a VXLAN-GPE OAM "   \
+                        "packet or next protocol other than IPv4, IPv6 "   \
+                        "or Ethernet.")                                    \
     OVS_BPF_DROP_REASON(INTERNAL, "internal",                              \
                         "A per-CPU area or an action slot was missing: "   \
                         "cannot happen.")

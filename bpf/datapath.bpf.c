@@ -58,6 +58,7 @@
 #include "bpf/actions-vlan.h"
 #include "bpf/actions-mpls.h"
 #include "bpf/actions-nsh.h"
+#include "bpf/actions-tnl.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
 #include "bpf/actions-meter.h"
@@ -112,7 +113,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
         if (port && port->flags & OVS_BPF_PORT_F_L3
             && (skb->protocol == bpf_htons(ETH_P_IP)
                 || skb->protocol == bpf_htons(ETH_P_IPV6))) {
-            return ovs_bpf_l3_upcall(skb, s);
+            return ovs_bpf_l3_upcall(skb, s, (__be16) skb->protocol, 0);
         }
     } else if (s->reentry == OVS_BPF_REENTRY_DOWNCALL) {
         s->tun_valid = 0;
@@ -193,12 +194,23 @@ OVS_BPF_ACTION_PROG(set_mpls, ovs_bpf_act_set_mpls__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(push_nsh_eth, ovs_bpf_act_push_nsh_eth__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(pop_eth_nsh, ovs_bpf_act_pop_eth_nsh__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(set_nsh, ovs_bpf_act_set_nsh__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(tnl_push, ovs_bpf_act_tnl_push__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(tnl_pop, ovs_bpf_act_tnl_pop__(skb, s, a, idx))
 
-/* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, which
- * skips it: a chain that comes to run it is malformed. */
+/* OVS_BPF_ACTION_CT_LABEL is the argument slot of the ct() before it, and
+ * OVS_BPF_ACTION_TNL_HDR of the tnl_push before it, which skip them: a
+ * chain that comes to run one is malformed. */
 SEC("tc")
 int
 ovs_bpf_act_ct_label(struct __sk_buff *skb)
+{
+    (void) skb;
+    return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);
+}
+
+SEC("tc")
+int
+ovs_bpf_act_tnl_hdr(struct __sk_buff *skb)
 {
     (void) skb;
     return ovs_bpf_drop(OVS_BPF_DROP_INTERNAL);

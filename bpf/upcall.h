@@ -75,12 +75,12 @@ ovs_bpf_upcall_over_budget(const struct ovs_bpf_upcall_config *cfg,
     return false;
 }
 
-/* Writes the upcall record 'u' ('hdr_len' bytes) and the first 'cap' bytes
- * of 'skb' into the ring of the packet's hash.  A miss ('budgeted') first
- * passes its port's upcall budget. */
+/* Writes the upcall record 'u' ('hdr_len' bytes) and 'cap' bytes of 'skb'
+ * from offset 'ofs' into the ring of the packet's hash.  A miss
+ * ('budgeted') first passes its port's upcall budget. */
 static __always_inline void
 ovs_bpf_upcall_output(struct __sk_buff *skb, const struct ovs_bpf_upcall *u,
-                      __u32 hdr_len, __u32 cap, bool budgeted)
+                      __u32 hdr_len, __u32 ofs, __u32 cap, bool budgeted)
 {
     const struct ovs_bpf_upcall_config *cfg;
     struct bpf_dynptr rec, pkt;
@@ -110,7 +110,7 @@ ovs_bpf_upcall_output(struct __sk_buff *skb, const struct ovs_bpf_upcall *u,
     }
     if (bpf_dynptr_write(&rec, 0, (void *) u, hdr_len, 0)
         || bpf_dynptr_from_skb(skb, 0, &pkt)
-        || bpf_dynptr_copy(&rec, hdr_len, &pkt, 0, cap)) {
+        || bpf_dynptr_copy(&rec, hdr_len, &pkt, ofs, cap)) {
         bpf_ringbuf_discard_dynptr(&rec, 0);
         ovs_bpf_drop(OVS_BPF_DROP_UPCALL_LOST);
         return;
@@ -123,22 +123,23 @@ ovs_bpf_upcall_output(struct __sk_buff *skb, const struct ovs_bpf_upcall *u,
  * 's->upcall' and what follows it in 's' (struct ovs_bpf_upcall, or with
  * OVS_BPF_UPCALL_CT the action slots as well).  The caller has filled
  * 's->upcall.flow' (and, for OVS_BPF_UPCALL_ACTION, the userdata, for
- * OVS_BPF_UPCALL_CT 'ct_slot' and 'ct_end').  Counts
- * OVS_BPF_DROP_UPCALL_LOST if the ring is full or no one listens, and
- * OVS_BPF_DROP_UPCALL_BUDGET for a miss over its port's budget. */
+ * OVS_BPF_UPCALL_CT 'ct_slot' and 'ct_end').  The packet that goes up is
+ * what follows the first 'ofs' bytes of 'skb' (which must have more).
+ * Counts OVS_BPF_DROP_UPCALL_LOST if the ring is full or no one listens,
+ * and OVS_BPF_DROP_UPCALL_BUDGET for a miss over its port's budget. */
 static __always_inline void
-ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                 __u32 type, __u32 hdr_len)
+ovs_bpf_upcall_ofs(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                   __u32 type, __u32 hdr_len, __u32 ofs)
 {
     struct ovs_bpf_upcall *u = &s->upcall;
-    __u64 cap = skb->len;
+    __u64 cap = skb->len > ofs ? skb->len - ofs : 0;
 
     if (cap > OVS_BPF_UPCALL_MAX_CAP) {
         cap = OVS_BPF_UPCALL_MAX_CAP;
     }
     u->type = type;
     u->in_port = s->key.in_port;
-    u->pkt_len = skb->len;
+    u->pkt_len = skb->len - ofs;
     u->cap_len = cap;
     u->recirc_id = s->key.recirc_id;
     u->dp_hash = s->key.dp_hash;
@@ -157,9 +158,13 @@ ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         u->vlan_proto = 0;
     }
     /* The bytes go up without the skb's checksum state: say it. */
-    if (ovs_bpf_skb_csum_partial(skb, &u->csum_start, &u->csum_offset)) {
+    if (ovs_bpf_skb_csum_partial(skb, &u->csum_start, &u->csum_offset)
+        && u->csum_start >= ofs) {
         u->flags = OVS_BPF_UPCALL_F_CSUM_PARTIAL;
+        u->csum_start -= ofs;
     } else {
+        /* (A checksum to fill in the bytes left behind is no concern of
+         * the packet that goes up.) */
         u->flags = 0;
         u->csum_start = 0;
         u->csum_offset = 0;
@@ -169,9 +174,16 @@ ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (type != OVS_BPF_UPCALL_ACTION) {
         u->userdata_len = 0;
     }
-    ovs_bpf_upcall_output(skb, u, hdr_len, cap,
+    ovs_bpf_upcall_output(skb, u, hdr_len, ofs, cap,
                           type == OVS_BPF_UPCALL_MISS
                           || type == OVS_BPF_UPCALL_L3);
+}
+
+static __always_inline void
+ovs_bpf_upcall__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                 __u32 type, __u32 hdr_len)
+{
+    ovs_bpf_upcall_ofs(skb, s, type, hdr_len, 0);
 }
 
 static __always_inline void
@@ -184,17 +196,20 @@ ovs_bpf_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 type)
  * port (OVS_BPF_PORT_F_L3), as an OVS_BPF_UPCALL_L3 upcall: ovs-vswitchd
  * forwards it with its layer 3 flows, as it does the packets that lose
  * their Ethernet header in its own actions (see "Layer 3 ports" in
- * Documentation/topics/dpif-bpf.rst).  Counted as a miss: the packet left
- * the BPF programs without a flow. */
+ * Documentation/topics/dpif-bpf.rst).  The packet, of ethertype
+ * 'l3_type', starts 'ofs' bytes into 'skb' (after the outer headers of a
+ * VXLAN-GPE packet that tnl_pop takes off, 0 on the port's own device).
+ * Counted as a miss: the packet left the BPF programs without a flow. */
 static __always_inline int
-ovs_bpf_l3_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
+ovs_bpf_l3_upcall(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                  __be16 l3_type, __u32 ofs)
 {
     ovs_bpf_count(OVS_BPF_STAT_MISSED);
     __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
-    s->upcall.l3_type = (__be16) skb->protocol;
+    s->upcall.l3_type = l3_type;
     s->upcall.ct_tcp_old = 0;
     s->upcall.ct_tcp_new = 0;
-    ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_L3);
+    ovs_bpf_upcall_ofs(skb, s, OVS_BPF_UPCALL_L3, sizeof s->upcall, ofs);
     return TC_ACT_SHOT;
 }
 

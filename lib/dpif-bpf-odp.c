@@ -743,6 +743,8 @@ struct act_xlate {
     bool nsh_popped;            /* After pop_nsh: whether the packet has an
                                  * Ethernet header depends on the NSH next
                                  * protocol (see check_nsh_action()). */
+    bool tnl_pushed;            /* A TNL_PUSH slot ran: the key no longer
+                                 * describes the packet's headers. */
     bool bpf_pop_eth;           /* With 'not_eth': a POP_ETH slot took the
                                  * header off, for the outputs to layer 3
                                  * ports that follow (bpf/actions.h). */
@@ -1043,6 +1045,7 @@ action_arg_len(uint16_t type)
     case OVS_ACTION_ATTR_PUSH_ETH: return sizeof(struct ovs_action_push_eth);
     case OVS_ACTION_ATTR_POP_ETH: return 0;
     case OVS_ACTION_ATTR_POP_NSH: return 0;
+    case OVS_ACTION_ATTR_TUNNEL_POP: return sizeof(odp_port_t);
     default: return -1;
     }
 }
@@ -1351,6 +1354,7 @@ action_fits_no_eth(const struct nlattr *a)
 {
     switch (nl_attr_type(a)) {
     case OVS_ACTION_ATTR_PUSH_ETH:
+    case OVS_ACTION_ATTR_TUNNEL_PUSH:   /* Gives it an Ethernet header. */
     case OVS_ACTION_ATTR_ADD_MPLS:
     case OVS_ACTION_ATTR_POP_MPLS:
     case OVS_ACTION_ATTR_PUSH_NSH:
@@ -1392,6 +1396,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     ovs_be16 l3_type = x->l3_type;
     bool nsh_popped = x->nsh_popped;
     bool bpf_pop_eth = x->bpf_pop_eth;
+    bool tnl_pushed = x->tnl_pushed;
     int error;
 
     slot = new_slot(x, type);
@@ -1407,6 +1412,7 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     x->l3_type = l3_type;
     x->nsh_popped = nsh_popped;
     x->bpf_pop_eth = bpf_pop_eth;
+    x->tnl_pushed = tnl_pushed;
     if (nested_modifies) {
         if (more_after) {
             x->userspace_only = true;
@@ -1416,6 +1422,118 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     if (idx < OVS_BPF_MAX_ACTIONS) {
         x->slots[idx].u.nested.n_actions = x->n - idx - 1;
     }
+    return 0;
+}
+
+/* Returns true if the BPF programs can push the tunnel header of 'data'
+ * (its 'header_len' checked against the attribute's size), setting
+ * '*ipv6' and '*l3': what netdev-native-tnl pushes for VXLAN over IPv4 or
+ * IPv6, with or without a UDP checksum, and for VXLAN-GPE carrying
+ * Ethernet ('l3_packet' false: the packet has its Ethernet header) or, after
+ * a pop_eth that BPF runs ('l3_packet' true), IPv4 or IPv6, whose header
+ * then replaces the stand-in Ethernet header ('*l3'). */
+static bool
+tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
+                bool *ipv6, bool *l3)
+{
+    const uint8_t *hdr = (const uint8_t *) data->header;
+    const struct vxlanhdr *vxh;
+    uint32_t flags;
+    size_t l4;
+
+    if (data->header_len > OVS_BPF_TNL_MAX_HDR
+        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN
+        || data->tnl_type != OVS_VPORT_TYPE_VXLAN) {
+        return false;
+    }
+    *ipv6 = (hdr[12] << 8 | hdr[13]) == ETH_TYPE_IPV6;
+    if (*ipv6) {
+        const struct ovs_16aligned_ip6_hdr *ip6;
+
+        l4 = ETH_HEADER_LEN + IPV6_HEADER_LEN;
+        ip6 = ALIGNED_CAST(const struct ovs_16aligned_ip6_hdr *,
+                           hdr + ETH_HEADER_LEN);
+        if (data->header_len < l4 || ip6->ip6_nxt != IPPROTO_UDP) {
+            return false;
+        }
+    } else {
+        const struct ip_header *ip;
+
+        l4 = ETH_HEADER_LEN + IP_HEADER_LEN;
+        ip = ALIGNED_CAST(const struct ip_header *, hdr + ETH_HEADER_LEN);
+        if ((hdr[12] << 8 | hdr[13]) != ETH_TYPE_IP
+            || ip->ip_ihl_ver != IP_IHL_VER(5, 4)
+            || ip->ip_proto != IPPROTO_UDP) {
+            return false;
+        }
+    }
+    if (data->header_len != l4 + UDP_HEADER_LEN + sizeof *vxh) {
+        return false;
+    }
+    vxh = ALIGNED_CAST(const struct vxlanhdr *, hdr + l4 + UDP_HEADER_LEN);
+    flags = ntohl(get_16aligned_be32(&vxh->vx_flags));
+    *l3 = false;
+    if (flags == VXLAN_FLAGS) {
+        return !l3_packet;
+    }
+    if ((flags & ~0xffu) != (VXLAN_FLAGS | VXLAN_HF_GPE)) {
+        return false;
+    }
+    switch (vxh->vx_gpe.next_protocol) {
+    case VXLAN_GPE_NP_ETHERNET:
+        return !l3_packet;
+    case VXLAN_GPE_NP_IPV4:
+    case VXLAN_GPE_NP_IPV6:
+        *l3 = true;
+        return l3_packet;
+    default:
+        return false;
+    }
+}
+
+/* Translates tnl_push 'a' into a TNL_PUSH slot and the TNL_HDR slots of its
+ * header (see bpf/actions-tnl.h), if the BPF programs can push it (see
+ * tnl_push_is_bpf()).  Any other tunnel header (Geneve, GRE, ERSPAN, a
+ * VXLAN extension, or one on a packet without an Ethernet header that
+ * ovs-vswitchd popped itself) makes the flow userspace only: ovs-vswitchd
+ * pushes it (dp_bpf_tnl_push() in lib/dpif-bpf.c, or dpif-netdev's own
+ * header functions).  Only a malformed action is refused (EINVAL).
+ * Either way the packet has an Ethernet header after it. */
+static int
+xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
+{
+    const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
+    const struct ovs_action_push_tnl *data = nl_attr_get(a);
+    struct ovs_bpf_action *s;
+    bool ipv6, l3;
+    size_t n;
+
+    if (nl_attr_get_size(a) < hdr_ofs
+        || data->header_len > nl_attr_get_size(a) - hdr_ofs
+        || data->header_len < ETH_HEADER_LEN) {
+        return EINVAL;
+    }
+    if (!tnl_push_is_bpf(data, x->not_eth, &ipv6, &l3)
+        || (x->not_eth && !x->bpf_pop_eth)) {
+        x->userspace_only = true;
+    } else {
+        s = new_slot(x, OVS_BPF_ACTION_TNL_PUSH);
+        s->u.tnl_push.tnl_port = odp_to_u32(data->tnl_port);
+        s->u.tnl_push.out_port = odp_to_u32(data->out_port);
+        s->u.tnl_push.header_len = data->header_len;
+        s->u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN;
+        s->u.tnl_push.flags = ((ipv6 ? OVS_BPF_TNL_F_IPV6 : 0)
+                               | (l3 ? OVS_BPF_TNL_F_L3 : 0));
+        for (size_t ofs = 0; ofs < data->header_len; ofs += n) {
+            n = MIN(OVS_BPF_TNL_HDR_SLOT, data->header_len - ofs);
+            memcpy(new_slot(x, OVS_BPF_ACTION_TNL_HDR)->u.raw,
+                   (const uint8_t *) data->header + ofs, n);
+        }
+        x->tnl_pushed = true;
+    }
+    x->not_eth = false;
+    x->bpf_pop_eth = false;
+    x->l3_type = 0;
     return 0;
 }
 
@@ -1815,6 +1933,11 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 || key->nla_len < NLA_HDRLEN) {
                 return EINVAL;
             }
+            if (x->tnl_pushed && nl_attr_type(key) != OVS_KEY_ATTR_TUNNEL) {
+                /* The BPF key still has the inner headers: refused rather
+                 * than run on the wrong ones. */
+                return EINVAL;
+            }
             if (nl_attr_type(key) == OVS_KEY_ATTR_NSH) {
                 /* Nested attributes, each with its own mask in
                  * set_masked().  BPF sets the NSH header of an Ethernet
@@ -2081,7 +2204,20 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         }
 
         case OVS_ACTION_ATTR_TUNNEL_PUSH:
+            error = xlate_tnl_push(x, a);
+            *modifies = true;
+            break;
+
         case OVS_ACTION_ATTR_TUNNEL_POP:
+            /* As recirc: the lookup after it replaces the actions. */
+            if (later) {
+                x->userspace_only = true;
+            }
+            s = new_slot(x, OVS_BPF_ACTION_TNL_POP);
+            s->u.tnl_pop.port = nl_attr_get_u32(a);
+            *modifies = true;
+            break;
+
         case OVS_ACTION_ATTR_LB_OUTPUT:
         case OVS_ACTION_ATTR_UNSPEC:
         case __OVS_ACTION_ATTR_MAX:
@@ -2673,6 +2809,32 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             ds_put_char(s, ')');
             break;
         }
+        case OVS_BPF_ACTION_TNL_PUSH: {
+            const struct ovs_bpf_act_tnl_push *p = &a->u.tnl_push;
+            uint32_t len = p->header_len;
+
+            ds_put_format(s, "(tnl_port=%"PRIu32",out_port=%"PRIu32
+                          ",type=%"PRIu8"%s%s,header=", p->tnl_port,
+                          p->out_port, p->tnl_type,
+                          p->flags & OVS_BPF_TNL_F_IPV6 ? ",ipv6" : "",
+                          p->flags & OVS_BPF_TNL_F_L3 ? ",l3" : "");
+            /* The header, from the TNL_HDR slots that follow. */
+            while (len && i + 1 < n
+                   && slots[i + 1].type == OVS_BPF_ACTION_TNL_HDR) {
+                uint32_t k = MIN(len, OVS_BPF_TNL_HDR_SLOT);
+
+                i++;
+                for (uint32_t j = 0; j < k; j++) {
+                    ds_put_format(s, "%02"PRIx8, slots[i].u.raw[j]);
+                }
+                len -= k;
+            }
+            ds_put_char(s, ')');
+            break;
+        }
+        case OVS_BPF_ACTION_TNL_POP:
+            ds_put_format(s, "(%"PRIu32")", a->u.tnl_pop.port);
+            break;
         case OVS_BPF_ACTION_CT_LABEL:
             /* Not after a ct() with labels: shown as it is. */
             ds_put_cstr(s, "(");
@@ -2680,6 +2842,10 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             ds_put_char(s, '/');
             format_u128(s, a->u.ct_label.mask);
             ds_put_char(s, ')');
+            break;
+        case OVS_BPF_ACTION_TNL_HDR:
+            /* Not after a tnl_push: shown as it is. */
+            ds_put_format(s, "(%"PRIuSIZE" bytes)", sizeof a->u.raw);
             break;
         case OVS_BPF_ACTION_END:
         case OVS_BPF_ACTION_POP_VLAN:

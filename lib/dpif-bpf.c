@@ -87,6 +87,7 @@
 #include "dpif-provider.h"
 #include "flow.h"
 #include "hash.h"
+#include "netdev-native-tnl.h"
 #include "netlink.h"
 #include "odp-execute.h"
 #include "odp-util.h"
@@ -1227,6 +1228,49 @@ dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
     return true;
 }
 
+/* Runs tnl_push 'action' on the packets of 'batch' here, as dpif-netdev
+ * does, for a tnl_push that cannot go down to BPF together with the
+ * actions that follow it (one inside a clone(), as when flooding to a
+ * tunnel and other ports, or before an action that BPF cannot run).  Sent
+ * down alone, the BPF programs would push the header onto their own copy
+ * of the packet, which ends there with the action list, and the output
+ * after the tnl_push would send the packet here, without the header.
+ * Returns false, doing nothing, for a header that is not of a UDP tunnel
+ * (VXLAN, Geneve), which netdev_tnl_push_udp_header() cannot push. */
+static bool
+dp_bpf_tnl_push(struct dp_packet_batch *batch, const struct nlattr *action,
+                bool should_steal)
+{
+    const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
+    const struct ovs_action_push_tnl *data = nl_attr_get(action);
+    struct dp_packet *packet;
+
+    if (nl_attr_get_size(action) < hdr_ofs
+        || data->header_len > nl_attr_get_size(action) - hdr_ofs
+        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN
+        || (data->tnl_type != OVS_VPORT_TYPE_VXLAN
+            && data->tnl_type != OVS_VPORT_TYPE_GENEVE)) {
+        return false;
+    }
+    if (should_steal) {
+        /* The last action: nothing would send the packets. */
+        dp_packet_delete_batch(batch, true);
+        return true;
+    }
+    dp_packet_batch_apply_cutlen(batch);
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        if (!dp_packet_rss_valid(packet)) {
+            /* The UDP source port comes from it, as in BPF. */
+            struct flow flow;
+
+            flow_extract(packet, &flow);
+            dp_packet_set_rss_hash(packet, flow_hash_5tuple(&flow, 0));
+        }
+        netdev_tnl_push_udp_header(NULL, packet, data);
+    }
+    return true;
+}
+
 /* odp_execute_actions() callback for the actions it needs the datapath for
  * (output, userspace, recirc, ct...).  If the BPF programs can run all the
  * actions from this one to the end of the list, they go down together in
@@ -1323,6 +1367,10 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
                                         slots + n_tnl, &n_slots);
     }
     n_slots += n_tnl;
+    if (!rest && nl_attr_type(action) == OVS_ACTION_ATTR_TUNNEL_PUSH
+        && dp_bpf_tnl_push(batch, action, should_steal)) {
+        return;
+    }
     if (error) {
         VLOG_WARN_RL(&rl, "%s: action type %"PRIu16" cannot be executed "
                      "(%s)", dp->name, nl_attr_type(action),

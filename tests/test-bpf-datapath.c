@@ -3807,6 +3807,386 @@ tunnel_case(const char *name, const struct ofpbuf *pkt,
     check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* Native tunneling: tnl_push, tnl_pop.                               */
+/* ------------------------------------------------------------------ */
+
+/* The outer headers that ofproto builds for VXLAN over IPv4 (as
+ * netdev_vxlan_build_header() does: DF, TTL 64, lengths, IP checksum and
+ * UDP source port left for the push, UDP checksum 0), VNI 0x123456, from
+ * 172.31.1.100 to 172.31.1.1, then the inner frame's hex. */
+#define TNL_OUTER_ETH "aabbccddeeff 112233445566 0800 "
+#define TNL_OUTER_ETH6 "aabbccddeeff 112233445566 86dd "
+#define TNL_IP(TOT, CSUM) "4500 " TOT " 0000 4000 4011 " CSUM \
+                          " ac1f0164 ac1f0101 "
+#define TNL_UDP(CSUM) "0000 12b5 0000 " CSUM " "
+#define TNL_VXLAN "08000000 12345600 "
+
+/* The one's complement sum of 'n' bytes at 'p', unfolded. */
+static uint32_t
+tnl_sum(const uint8_t *p, size_t n, uint32_t sum)
+{
+    for (size_t i = 0; i < n; i += 2) {
+        sum += p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
+    }
+    return sum;
+}
+
+/* True if the UDP checksum of the outer headers of 'o' ('len' bytes, IPv4
+ * or IPv6 from byte 14 on, UDP at 'l4') is right. */
+static bool
+tnl_udp_csum_ok(const uint8_t *o, size_t len, size_t l4, bool ipv6)
+{
+    uint32_t sum = 0;
+
+    if (ipv6) {
+        sum = tnl_sum(o + 22, 32, sum);
+    } else {
+        sum = tnl_sum(o + 26, 8, sum);
+    }
+    sum += 17 + (len - l4);
+    sum = tnl_sum(o + l4, len - l4, sum);
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum == 0xffff;
+}
+
+/* tnl_push + output of 'inner': the output is the header of 'acts' with
+ * the lengths, the IPv4 checksum, the UDP checksum if the header asks for
+ * one ('csum') and a source port in 32768-60999 filled in, then 'inner'
+ * unchanged.  Returns the output in 'out'. */
+static void
+tnl_push_case(const char *name, const struct ofpbuf *inner,
+              const struct ovs_bpf_action *acts, uint32_t n, bool ipv6,
+              bool csum_, struct ofpbuf *out)
+{
+    const size_t l4 = ipv6 ? 54 : 34;
+    const size_t hlen = l4 + 16;
+    struct drops drops;
+    struct run r;
+
+    flow_for(inner, acts, n);
+    drops_get(&drops);
+    run_ingress(inner, &r);
+    check_drops(name, &drops, NO_DROP, 0);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner->size + hlen,
+          "%s: retval %u, length %u", name, r.retval, r.out_len);
+    if (r.out_len != inner->size + hlen) {
+        return;
+    }
+    ofpbuf_clear(out);
+    ofpbuf_put(out, r.out, r.out_len);
+
+    const uint8_t *o = r.out;
+    uint16_t sport = o[l4] << 8 | o[l4 + 1];
+    uint16_t ulen = o[l4 + 4] << 8 | o[l4 + 5];
+    uint16_t ucsum = o[l4 + 6] << 8 | o[l4 + 7];
+
+    CHECK(!memcmp(o, "\xaa\xbb\xcc\xdd\xee\xff\x11\x22\x33\x44\x55\x66", 12)
+          && o[12] == (ipv6 ? 0x86 : 0x08) && o[13] == (ipv6 ? 0xdd : 0),
+          "%s: outer Ethernet header", name);
+    if (ipv6) {
+        uint16_t plen = o[18] << 8 | o[19];
+
+        CHECK(plen == r.out_len - l4 && o[20] == 17 && o[21] == 64,
+              "%s: IPv6 payload length %u (expected %"PRIuSIZE"), "
+              "next header, hop limit", name, plen, r.out_len - l4);
+    } else {
+        uint16_t tot = o[16] << 8 | o[17];
+
+        CHECK(tot == r.out_len - 14 && !csum(o + 14, 20),
+              "%s: IPv4 total length %u (expected %u), checksum %#x", name,
+              tot, r.out_len - 14, ntohs(csum(o + 14, 20)));
+        CHECK(o[20] == 0x40 && o[22] == 64 && o[23] == 17,
+              "%s: DF, TTL, protocol", name);
+    }
+    CHECK(sport >= 32768 && sport < 61000 && ulen == r.out_len - l4
+          && o[l4 + 2] == 0x12 && o[l4 + 3] == 0xb5,
+          "%s: UDP source port %u, length %u, dst port", name, sport, ulen);
+    CHECK(csum_ ? ucsum && tnl_udp_csum_ok(o, r.out_len, l4, ipv6) : !ucsum,
+          "%s: UDP checksum %#x", name, ucsum);
+    CHECK(!memcmp(o + l4 + 8, "\x08\x00\x00\x00\x12\x34\x56\x00", 8),
+          "%s: VXLAN header", name);
+    CHECK(!memcmp(o + hlen, inner->data, inner->size),
+          "%s: inner frame unchanged", name);
+}
+
+/* tnl_pop(TNL_PORT) of 'pkt', which must be dropped as 'stat' (a drop
+ * reason's counter) or, with NO_DROP, miss after the pop. */
+static void
+tnl_pop_case(const char *name, const struct ofpbuf *pkt, uint32_t stat,
+             uint32_t retval)
+{
+    struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
+    struct drops drops;
+    struct run r;
+
+    flow_for(pkt, &pop, 1);
+    drops_get(&drops);
+    run_ingress(pkt, &r);
+    poll_upcalls();
+    CHECK(r.retval == retval, "%s: retval %u", name, r.retval);
+    check_drops(name, &drops, stat, stat == NO_DROP ? 0 : 1);
+}
+
+/* Runs 'outer' through a flow of tnl_pop(TNL_PORT) that has no flow for
+ * the popped frame, and stores in 'key' the key of the popped frame (the
+ * miss after the pop). */
+static void
+tnl_pop_key(const struct ofpbuf *outer, struct ovs_bpf_flow_key *key)
+{
+    struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = TNL_PORT);
+    struct run r;
+
+    flow_for(outer, &pop, 1);
+    run_ingress(outer, &r);
+    poll_upcalls();
+    scratch_key(key);
+}
+
+/* Installs a flow for 'key' (the popped frame's) that outputs, runs
+ * 'outer' again and checks that the output is 'inner' unchanged, after a
+ * hit before and after the pop. */
+static void
+tnl_pop_match(const char *name, const struct ofpbuf *outer,
+              const struct ovs_bpf_flow_key *key, const struct ofpbuf *inner)
+{
+    struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    uint64_t hit;
+    struct run r;
+
+    add_flow(0, key, NULL, &out, 1, 0);
+    hit = stat_get(OVS_BPF_STAT_HIT);
+    run_ingress(outer, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT && r.out_len == inner->size
+          && !memcmp(r.out, inner->data, inner->size)
+          && stat_get(OVS_BPF_STAT_HIT) == hit + 2,
+          "%s: retval %u, length %u (expected %"PRIu32"), %"PRIu64" hits",
+          name, r.retval, r.out_len, inner->size,
+          stat_get(OVS_BPF_STAT_HIT) - hit);
+}
+
+static void
+test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const uint32_t pop_failed
+        = OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TNL_POP);
+    struct ovs_bpf_action acts[5];
+    struct ovs_bpf_action pop = ACT(TNL_POP, .u.tnl_pop.port = LO_PORT1);
+    struct ovs_bpf_flow_key key;
+    struct ofpbuf hdr, inner, arp, outer, bad;
+    struct drops drops;
+    struct run r;
+
+    ofpbuf_init(&hdr, 0);
+    ofpbuf_init(&inner, 0);
+    ofpbuf_init(&arp, 0);
+    ofpbuf_init(&outer, 0);
+    ofpbuf_init(&bad, 0);
+
+    /* The header as ofproto gives it, in a TNL_PUSH slot and the TNL_HDR
+     * slots after it. */
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") TNL_VXLAN);
+    ovs_assert(hdr.size == 50);
+    acts[0] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                  .u.tnl_push.out_port = LO_PORT1,
+                  .u.tnl_push.header_len = hdr.size,
+                  .u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN);
+    acts[1] = ACT(TNL_HDR);
+    memcpy(acts[1].u.raw, hdr.data, hdr.size);
+    acts[2] = OUTPUT(LO_PORT1);
+
+    /* An IPv4 frame (bpf_skb_adjust_room()) and an ARP one
+     * (bpf_skb_change_head()). */
+    pkt_hex(&inner, ETH "0800 " IP4_UDP "00000000000000000000");
+    fix_checksums(&inner);
+    tnl_push_case("tnl_push of IPv4", &inner, acts, 3, false, false,
+                  &outer);
+    pkt_hex(&arp, "ffffffffffff 0a0000000001 0806 0001 0800 06 04 0001 "
+            "0a0000000001 0a000001 000000000000 0a000002");
+    tnl_push_case("tnl_push of ARP", &arp, acts, 3, false, false, &bad);
+
+    /* tnl_pop of what tnl_push made: the inner frame is looked up again
+     * with in_port = the tunnel port and the tunnel metadata of the outer
+     * headers, and a flow for that key outputs it unchanged. */
+    tnl_pop_key(&outer, &key);
+    CHECK(key.in_port == TNL_PORT
+          && key.tun_id == htonll(0x123456)
+          && key.tun_ipv4_src == htonl(0xac1f0164)
+          && key.tun_ipv4_dst == htonl(0xac1f0101)
+          && key.tun_ttl == 64 && !key.tun_tos
+          && key.tun_tp_dst == htons(4789)
+          && !memcmp(&key.tun_tp_src, (uint8_t *) outer.data + 34, 2)
+          && key.tun_flags == htons(FLOW_TNL_F_KEY)
+          && key.eth_type == htons(0x0800) && key.nw_proto == 17,
+          "tnl_pop: key in_port %"PRIu32" tun_id %#"PRIx64" flags %#x",
+          key.in_port, ntohll(key.tun_id), ntohs(key.tun_flags));
+    tnl_pop_match("tnl_pop", &outer, &key, &inner);
+
+    /* Bad input, each dropped and counted. */
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, 14 + 20 + 8 + 4);
+    tnl_pop_case("tnl_pop of a short packet", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_SHORT), TC_ACT_SHOT);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size - 1);
+    tnl_pop_case("tnl_pop of a truncated packet", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_SHORT), TC_ACT_SHOT);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[42] = 0x0c;      /* VXLAN-GPE flags. */
+    tnl_pop_case("tnl_pop with bad VXLAN flags", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+    ((uint8_t *) bad.data)[42] = 0x08;
+    ((uint8_t *) bad.data)[49] = 0x01;      /* Reserved byte. */
+    tnl_pop_case("tnl_pop with a reserved bit", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+    ((uint8_t *) bad.data)[49] = 0;
+    ((uint8_t *) bad.data)[19] ^= 1;        /* IP ID: bad checksum. */
+    tnl_pop_case("tnl_pop with a bad IP checksum", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+    ((uint8_t *) bad.data)[19] ^= 1;
+    tnl_pop_case("tnl_pop, good again", &bad, NO_DROP, TC_ACT_SHOT);
+
+    /* tnl_pop to a port that is not a tunnel port. */
+    flow_for(&outer, &pop, 1);
+    drops_get(&drops);
+    run_ingress(&outer, &r);
+    check_drops("tnl_pop to a plain port", &drops, pop_failed, 1);
+
+    /* With a UDP checksum (options:csum=true): computed at the push,
+     * checked at the pop, which drops a packet whose checksum is wrong. */
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("ffff") TNL_VXLAN);
+    memcpy(acts[1].u.raw, hdr.data, hdr.size);
+    tnl_push_case("tnl_push with csum", &inner, acts, 3, false, true,
+                  &outer);
+    tnl_pop_case("tnl_pop with csum", &outer, NO_DROP, TC_ACT_SHOT);
+    scratch_key(&key);
+    CHECK(key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "tnl_pop with csum: flags %#x", ntohs(key.tun_flags));
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[bad.size - 1] ^= 0x10;
+    tnl_pop_case("tnl_pop with a bad UDP checksum", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    /* Over IPv6 (two TNL_HDR slots), with its UDP checksum, and back. */
+    pkt_hex(&hdr, TNL_OUTER_ETH6
+            "6000 0000 0000 1140 fc000000000000000000000000000001 "
+            "fc000000000000000000000000000002 "
+            TNL_UDP("ffff") TNL_VXLAN);
+    ovs_assert(hdr.size == 70);
+    acts[0].u.tnl_push.header_len = hdr.size;
+    acts[0].u.tnl_push.flags = OVS_BPF_TNL_F_IPV6;
+    memcpy(acts[1].u.raw, hdr.data, OVS_BPF_TNL_HDR_SLOT);
+    acts[2] = ACT(TNL_HDR);
+    memcpy(acts[2].u.raw, (uint8_t *) hdr.data + OVS_BPF_TNL_HDR_SLOT,
+           hdr.size - OVS_BPF_TNL_HDR_SLOT);
+    acts[3] = OUTPUT(LO_PORT1);
+    tnl_push_case("tnl_push over IPv6", &inner, acts, 4, true, true,
+                  &outer);
+    tnl_push_case("tnl_push of ARP over IPv6", &arp, acts, 4, true, true,
+                  &bad);
+    /* Its pop leaves less than an IPv6 header behind the MAC header,
+     * which bpf_skb_adjust_room() refuses to do but with padding. */
+    tnl_pop_key(&bad, &key);
+    tnl_pop_match("tnl_pop of ARP over IPv6", &bad, &key, &arp);
+    tnl_pop_key(&outer, &key);
+    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
+          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
+          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
+          && key.tun_ttl == 64
+          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "tnl_pop over IPv6: key in_port %"PRIu32" flags %#x",
+          key.in_port, ntohs(key.tun_flags));
+    tnl_pop_match("tnl_pop over IPv6", &outer, &key, &inner);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
+    tnl_pop_case("tnl_pop over IPv6 with bad VXLAN flags", &bad,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    /* VXLAN-GPE carrying IPv4, after pop_eth: the header takes the place
+     * of the Ethernet header (OVS_BPF_TNL_F_L3). */
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") "0c000001 12345600 ");
+    acts[0] = ACT(POP_ETH);
+    acts[1] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                  .u.tnl_push.out_port = LO_PORT1,
+                  .u.tnl_push.header_len = hdr.size,
+                  .u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN,
+                  .u.tnl_push.flags = OVS_BPF_TNL_F_L3);
+    acts[2] = ACT(TNL_HDR);
+    memcpy(acts[2].u.raw, hdr.data, hdr.size);
+    acts[3] = OUTPUT(LO_PORT1);
+    flow_for(&inner, acts, 4);
+    drops_get(&drops);
+    run_ingress(&inner, &r);
+    check_drops("tnl_push of GPE", &drops, NO_DROP, 0);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && r.out_len == inner.size - ETH_HEADER_LEN + hdr.size
+          && (r.out[16] << 8 | r.out[17]) == r.out_len - ETH_HEADER_LEN
+          && !csum(r.out + 14, 20)
+          && !memcmp(r.out + 42, "\x0c\x00\x00\x01\x12\x34\x56\x00", 8)
+          && !memcmp(r.out + hdr.size,
+                     (uint8_t *) inner.data + ETH_HEADER_LEN,
+                     inner.size - ETH_HEADER_LEN),
+          "tnl_push of GPE: retval %u, length %u", r.retval, r.out_len);
+    ofpbuf_clear(&outer);
+    ofpbuf_put(&outer, r.out, r.out_len);
+
+    /* Its pop sends the IPv4 packet up as a layer 3 packet of the tunnel
+     * port, with the tunnel metadata; GPE carrying Ethernet is popped as
+     * VXLAN; an OAM packet and next protocol NSH are dropped. */
+    tnl_pop_case("tnl_pop of GPE carrying IPv4", &outer, NO_DROP,
+                 TC_ACT_SHOT);
+    CHECK(n_upcalls == 1 && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_L3
+          && upcall_recs[0].hdr.in_port == TNL_PORT
+          && upcall_recs[0].hdr.l3_type == htons(ETH_TYPE_IP)
+          && upcall_recs[0].hdr.pkt_len == inner.size - ETH_HEADER_LEN
+          && !memcmp(upcall_recs[0].pkt,
+                     (uint8_t *) inner.data + ETH_HEADER_LEN,
+                     inner.size - ETH_HEADER_LEN),
+          "tnl_pop of GPE carrying IPv4: %d upcalls, type %"PRIu32", "
+          "in_port %"PRIu32", l3_type %#x, length %"PRIu32, n_upcalls,
+          upcall_recs[0].hdr.type, upcall_recs[0].hdr.in_port,
+          ntohs(upcall_recs[0].hdr.l3_type), upcall_recs[0].hdr.pkt_len);
+    pkt_hex(&hdr, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") "0c000003 12345600 ");
+    acts[0] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                  .u.tnl_push.out_port = LO_PORT1,
+                  .u.tnl_push.header_len = hdr.size,
+                  .u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN);
+    acts[1] = ACT(TNL_HDR);
+    memcpy(acts[1].u.raw, hdr.data, hdr.size);
+    acts[2] = OUTPUT(LO_PORT1);
+    flow_for(&inner, acts, 3);
+    run_ingress(&inner, &r);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && r.out_len == inner.size + hdr.size,
+          "tnl_push of GPE carrying Ethernet: retval %u", r.retval);
+    ofpbuf_clear(&outer);
+    ofpbuf_put(&outer, r.out, r.out_len);
+    tnl_pop_key(&outer, &key);
+    tnl_pop_match("tnl_pop of GPE carrying Ethernet", &outer, &key, &inner);
+    ((uint8_t *) outer.data)[42] = 0x0d;    /* O: OAM. */
+    tnl_pop_case("tnl_pop of a GPE OAM packet", &outer,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+    ((uint8_t *) outer.data)[42] = 0x0c;
+    ((uint8_t *) outer.data)[45] = 4;       /* NSH. */
+    tnl_pop_case("tnl_pop of GPE carrying NSH", &outer,
+                 OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    ofpbuf_uninit(&hdr);
+    ofpbuf_uninit(&inner);
+    ofpbuf_uninit(&arp);
+    ofpbuf_uninit(&outer);
+    ofpbuf_uninit(&bad);
+}
+
 static void
 test_tunnel(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -4112,6 +4492,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"ct", "[object]", 0, 1, test_ct, OVS_RO},
     {"check-pkt-len", "[object]", 0, 1, test_check_pkt_len, OVS_RO},
     {"tunnel", "[object]", 0, 1, test_tunnel, OVS_RO},
+    {"tnl", "[object]", 0, 1, test_tnl, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
     {"meter", "[object]", 0, 1, test_meter, OVS_RO},
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},

@@ -713,6 +713,25 @@ put_l3_port_case(struct ofpbuf *b, int i)
         nl_msg_put_u32(b, OVS_ACTION_ATTR_OUTPUT, 3);
         nl_msg_end_nested(b, ofs);
         break;
+    case 7:
+    case 8: {
+        /* The native tunnel output to a VXLAN-GPE port: BPF pushes a GPE
+         * header that carries IPv4 in place of the Ethernet header; a
+         * plain VXLAN header on a packet without one is pushed by
+         * ovs-vswitchd (userspace only). */
+        static const char *tnl_push =
+            "tnl_push(tnl_port(4),header(size=50,type=4,"
+            "eth(dst=aa:bb:cc:dd:ee:ff,src=11:22:33:44:55:66,"
+            "dl_type=0x0800),ipv4(src=172.31.1.100,dst=172.31.1.1,"
+            "proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,"
+            "csum=0x0),vxlan(flags=%s,vni=0x0)),out_port(1)),1";
+        char *s = xasprintf(tnl_push, i == 7 ? "0xc000001" : "0x8000000");
+
+        nl_msg_put_flag(b, OVS_ACTION_ATTR_POP_ETH);
+        ovs_assert(!odp_actions_from_string(s, NULL, b));
+        free(s);
+        break;
+    }
     default:
         return false;
     }
