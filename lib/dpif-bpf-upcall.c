@@ -621,35 +621,51 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 }
 
 /* Finds the TCP header of 'packet', an Ethernet frame: IPv4 (not a
- * fragment) or IPv6 (TCP as its first next header), behind any number of
- * VLAN tags.  Stores the offsets of its IP and TCP headers, the TCP
- * header's length and the end of the IP packet (the frame's end if the
- * frame is shorter: an upcall cut at OVS_BPF_UPCALL_MAX_CAP bytes) and
- * returns true; returns false if the packet is anything else. */
+ * fragment) or IPv6 (TCP as its first next header), not MPLS.  Stores the
+ * offsets of its IP and TCP headers, the TCP header's length and the end
+ * of the IP packet (the frame's end if the frame is shorter: an upcall cut
+ * at OVS_BPF_UPCALL_MAX_CAP bytes) and returns true; returns false if the
+ * packet is anything else. */
 static bool
 gso_parse(const struct dp_packet *packet, size_t *l3p, size_t *l4p,
           size_t *tcp_hlenp, size_t *endp)
 {
     const uint8_t *data = dp_packet_data(packet);
     size_t size = dp_packet_size(packet);
-    size_t ofs = 2 * ETH_ADDR_LEN;
     const struct tcp_header *tcp;
     size_t l3, l4, end;
     ovs_be16 type;
 
-    for (;;) {
-        if (size < ofs + sizeof type) {
+    if (packet->l2_5_ofs != UINT16_MAX) {
+        return false;
+    } else if (packet->l3_ofs != UINT16_MAX) {
+        /* flow_extract() found it: it ran on the packet of every upcall
+         * (in ovs-vswitchd's upcall handler too), and the actions that
+         * ovs-vswitchd runs keep it up to date.  The ethertype is right
+         * before it. */
+        l3 = packet->l3_ofs;
+        if (l3 < ETH_HEADER_LEN || l3 > size) {
             return false;
         }
-        memcpy(&type, data + ofs, sizeof type);
-        ofs += sizeof type;
-        if (type != htons(ETH_TYPE_VLAN_8021Q)
-            && type != htons(ETH_TYPE_VLAN_8021AD)) {
-            break;
+        memcpy(&type, data + l3 - sizeof type, sizeof type);
+    } else {
+        /* Behind any number of VLAN tags. */
+        size_t ofs = 2 * ETH_ADDR_LEN;
+
+        for (;;) {
+            if (size < ofs + sizeof type) {
+                return false;
+            }
+            memcpy(&type, data + ofs, sizeof type);
+            ofs += sizeof type;
+            if (type != htons(ETH_TYPE_VLAN_8021Q)
+                && type != htons(ETH_TYPE_VLAN_8021AD)) {
+                break;
+            }
+            ofs += 2;           /* The TCI. */
         }
-        ofs += 2;               /* The TCI. */
+        l3 = ofs;
     }
-    l3 = ofs;
     if (type == htons(ETH_TYPE_IP)) {
         const struct ip_header *ip = (const void *) (data + l3);
 
