@@ -716,9 +716,12 @@ ovs_bpf_ct_invalid(struct ovs_bpf_flow_key *k, __u16 zone)
  * conntrack fields of the key, commits, NATs.  Returns 0, TC_ACT_SHOT if
  * the packet is to be dropped (counted), or OVS_BPF_CT_TO_SLOW_PATH if
  * 'lbl' has labels to write (see ovs_bpf_ct_labels_done()), decided on the
- * one lookup of the connection before anything changes.  The ct action
- * below, and ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h,
- * without labels: those take the slow path there). */
+ * one lookup of the connection before anything changes.  If the packet
+ * moves its TCP connection to another state, stores the states in
+ * 's->upcall' ('ct_tcp_old', 'ct_tcp_new'), which it leaves alone
+ * otherwise: the caller zeroes them.  The ct action below, and
+ * ovs-vswitchd for reassembled IP fragments (bpf/ct-reass.h, without
+ * labels: those take the slow path there). */
 static __always_inline int
 ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                  const struct ovs_bpf_act_ct *actp,
@@ -739,8 +742,6 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     act = *actp;
     k = &s->key;
     state = OVS_BPF_CS_TRACKED;
-    s->upcall.ct_tcp_old = 0;
-    s->upcall.ct_tcp_new = 0;
 
     ipv6 = k->eth_type == bpf_htons(0x86dd);
     if ((!ipv6 && k->eth_type != bpf_htons(0x0800))
@@ -979,12 +980,14 @@ ovs_bpf_act_ct__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     /* ICMP and the other protocols the kfuncs refuse go up, and so do
      * commits with labels to write (ovs_bpf_ct_apply() says which).  The
      * key's conntrack fields go up as they are: ovs-vswitchd finds the
-     * connection of an earlier ct() of the packet from them. */
+     * connection of an earlier ct() of the packet from them.  The TCP
+     * states are zeroed once here, for every way up: ovs_bpf_ct_apply()
+     * sets them only when the packet moves its connection's state. */
+    s->upcall.ct_tcp_old = 0;
     s->upcall.ct_tcp_new = 0;
     ret = (ovs_bpf_ct_is_slow(&s->key) ? OVS_BPF_CT_TO_SLOW_PATH
            : ovs_bpf_ct_apply(skb, s, &a->u.ct, lbl));
     if (ret == OVS_BPF_CT_TO_SLOW_PATH) {
-        s->upcall.ct_tcp_new = 0;
         return ovs_bpf_ct_slow_path(skb, s, idx);
     } else if (ret) {
         return TC_ACT_SHOT;

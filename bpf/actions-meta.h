@@ -70,13 +70,53 @@ ovs_bpf_hash_finish(__u32 h)
     return h;
 }
 
+/* A hash of key 'k' that is the same in both directions of a connection,
+ * from the fields of OVS's flow_hash_symmetric_l3l4() (without UDP ports),
+ * which ovs-vswitchd uses for the same action: for IPv4 and IPv6, the XOR
+ * of the addresses, the protocol and, for TCP and SCTP packets that are
+ * not fragments, the XOR of the ports (not ICMP's type and code, which the
+ * key keeps as ports: an echo request and its reply differ); for other
+ * packets, the XOR of the Ethernet addresses, the VLAN IDs and the
+ * ethertype. */
+static __always_inline __u32
+ovs_bpf_hash_sym_l4(const struct ovs_bpf_flow_key *k)
+{
+    __u32 h;
+    int i;
+
+    if (k->eth_type == bpf_htons(0x0800)) {
+        h = k->ipv4_src ^ k->ipv4_dst;
+    } else if (k->eth_type == bpf_htons(0x86dd)) {
+        h = 0;
+#pragma unroll
+        for (i = 0; i < 16; i += 4) {
+            h ^= *(__u32 *) (k->ipv6_src + i) ^ *(__u32 *) (k->ipv6_dst + i);
+        }
+    } else {
+        const __u16 *d = (const __u16 *) k->eth_dst;
+        const __u16 *src = (const __u16 *) k->eth_src;
+
+        h = ovs_bpf_hash_finish((d[0] ^ src[0]) | ((d[1] ^ src[1]) << 16));
+        h = ovs_bpf_hash_finish(h ^ (d[2] ^ src[2])
+                                ^ ((k->vlans[0].tci ^ k->vlans[1].tci)
+                                   & bpf_htons(0x0fff)) << 16);
+        return ovs_bpf_hash_finish(h ^ k->eth_type);
+    }
+    h = ovs_bpf_hash_finish(h ^ k->eth_type);
+    if (!k->nw_frag
+        && (k->nw_proto == IPPROTO_TCP || k->nw_proto == IPPROTO_SCTP)) {
+        h ^= k->tp_src ^ k->tp_dst;
+    }
+    return ovs_bpf_hash_finish(h ^ (k->nw_proto << 16));
+}
+
 /* OVS_BPF_ACTION_HASH: dp_hash for later recirculations.
  *
  *  - OVS_HASH_ALG_L4: the skb's flow hash (the kernel's 5-tuple hash,
  *    computed if the driver did not provide one), mixed with the basis,
  *    as the kernel datapath does.
- *  - OVS_HASH_ALG_SYM_L4: a hash of the parsed key that is the same in
- *    both directions (XOR of the addresses and of the ports).
+ *  - OVS_HASH_ALG_SYM_L4: ovs_bpf_hash_sym_l4(), the hash that OVS's
+ *    select groups use by default.
  *
  * The values differ from ovs-vswitchd's for the same packet; that is
  * fine because dp_hash is only matched after the datapath has set it.
@@ -85,22 +125,10 @@ static __always_inline int
 ovs_bpf_act_hash__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                    struct ovs_bpf_action *a, __u32 idx)
 {
-    struct ovs_bpf_flow_key *k;
     __u32 h;
 
-    k = &s->key;
     if (a->u.hash.alg == OVS_BPF_HASH_ALG_SYM_L4) {
-        __u32 addrs = k->ipv4_src ^ k->ipv4_dst;
-        int i;
-
-#pragma unroll
-        for (i = 0; i < 16; i += 4) {
-            addrs ^= *(__u32 *) (k->ipv6_src + i)
-                     ^ *(__u32 *) (k->ipv6_dst + i);
-        }
-        h = ovs_bpf_hash_finish(addrs ^ bpf_ntohs(k->eth_type));
-        h = ovs_bpf_hash_finish(h ^ (k->tp_src ^ k->tp_dst)
-                                ^ (k->nw_proto << 16));
+        h = ovs_bpf_hash_sym_l4(&s->key);
     } else {
         h = bpf_get_hash_recalc(skb);
     }

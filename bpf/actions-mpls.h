@@ -177,10 +177,18 @@ ovs_bpf_mpls_new_key(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     struct ovs_bpf_flow_key *k = &s->key;
     int i;
 
-    __builtin_memset(&k->ipv4_src, 0,
+    /* 'ipv4_src' alone, then 8-byte stores from 'ipv4_dst' on (the key
+     * is 8-byte aligned): 11 stores instead of the 21 4-byte stores of a
+     * memset from 'ipv4_src'.  The barrier keeps clang from merging the
+     * two into that memset again. */
+    _Static_assert(__builtin_offsetof(struct ovs_bpf_flow_key, ipv4_dst)
+                   % 8 == 0, "ipv4_dst is not 8-byte aligned");
+    k->ipv4_src = 0;
+    barrier();
+    __builtin_memset(&k->ipv4_dst, 0,
                      OVS_BPF_KEY_CT_TUN_OFS
                      - __builtin_offsetof(struct ovs_bpf_flow_key,
-                                          ipv4_src));
+                                          ipv4_dst));
     k->eth_type = eth_type;
     s->l3_ofs = l3;
     s->l4_ofs = 0;

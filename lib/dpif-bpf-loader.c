@@ -393,17 +393,23 @@ create_saved_maps(struct dpif_bpf_obj *o,
     return error;
 }
 
-/* Reads into '*datap' (to be freed by the caller) and '*sizep' the .rodata
- * of the loaded program 'prog_fd', which begins with its ABI version. */
+/* Reads the .rodata of the loaded program 'prog_fd', which begins with its
+ * ABI version: stores the version in '*abi_version' and, if 'datap' is
+ * nonnull, the .rodata in '*datap' (to be freed by the caller) and its
+ * size in '*sizep'.  The one place that reads the ABI version of a pinned
+ * datapath. */
 static int
-read_prog_rodata(int prog_fd, void **datap, uint32_t *sizep)
+read_prog_rodata(int prog_fd, uint32_t *abi_version, void **datap,
+                 uint32_t *sizep)
 {
     struct bpf_prog_info info;
     uint32_t len = sizeof info;
     uint32_t ids[64];
     uint32_t n_ids;
 
-    *datap = NULL;
+    if (datap) {
+        *datap = NULL;
+    }
     memset(&info, 0, sizeof info);
     if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
         return errno;
@@ -435,8 +441,13 @@ read_prog_rodata(int prog_fd, void **datap, uint32_t *sizep)
             void *data = xmalloc(minfo.value_size);
 
             if (!bpf_map_lookup_elem(fd, &zero, data)) {
-                *datap = data;
-                *sizep = minfo.value_size;
+                memcpy(abi_version, data, sizeof *abi_version);
+                if (datap) {
+                    *datap = data;
+                    *sizep = minfo.value_size;
+                } else {
+                    free(data);
+                }
                 close(fd);
                 return 0;
             }
@@ -548,13 +559,9 @@ dpif_bpf_pinned_stats_open(const char *pin_name, uint32_t *abi_version,
     prog_fd = bpf_obj_get(path);
     free(path);
     if (prog_fd >= 0) {
-        uint32_t size;
-        void *rodata;
-
-        if (is_prog_named(prog_fd, "ovs_bpf_ingress")
-            && !read_prog_rodata(prog_fd, &rodata, &size)) {
-            memcpy(abi_version, rodata, sizeof *abi_version);
-            free(rodata);
+        /* '*abi_version' stays 0 if the version cannot be read. */
+        if (is_prog_named(prog_fd, "ovs_bpf_ingress")) {
+            ignore(read_prog_rodata(prog_fd, abi_version, NULL, NULL));
         }
         close(prog_fd);
     }
@@ -795,14 +802,14 @@ dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                            o->pin_dir);
         goto out;
     }
-    error = read_prog_rodata(o->ingress_prog_fd, &rodata, &rodata_size);
+    error = read_prog_rodata(o->ingress_prog_fd, &o->abi_version, &rodata,
+                             &rodata_size);
     if (error) {
         errmsg = xasprintf("cannot read the ABI version of the program "
                            "pinned in %s (%s)", o->pin_dir,
                            ovs_strerror(error));
         goto out;
     }
-    memcpy(&o->abi_version, rodata, sizeof o->abi_version);
     if (o->abi_version != dpif_bpf_abi_version()) {
         error = EPROTO;
         errmsg = xasprintf("the datapath pinned in %s has ABI version "

@@ -2016,10 +2016,6 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
                 && hash->hash_alg != OVS_HASH_ALG_SYM_L4) {
                 return EINVAL;
             }
-            if (hash->hash_alg != OVS_HASH_ALG_L4) {
-                /* The BPF hash is the skb's L4 hash, not symmetric. */
-                x->userspace_only = true;
-            }
             s = new_slot(x, OVS_BPF_ACTION_HASH);
             s->u.hash.alg = hash->hash_alg;
             s->u.hash.basis = hash->hash_basis;

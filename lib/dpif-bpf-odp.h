@@ -189,7 +189,7 @@ void dpif_bpf_table_key_normalize(unsigned int table,
  *                               and E2BIG for a packet without an
  *                               Ethernet header (ovs-vswitchd
  *                               recirculates it)
- *   hash(l4, basis)             HASH; E2BIG for hash(sym_l4)
+ *   hash(l4 or sym_l4, basis)   HASH
  *   drop (explicit)             no slot: the chain ends
  *   push_nsh, pop_nsh, set(nsh), set_masked(nsh), and the push_eth and
  *   pop_eth around them         E2BIG (odp-execute runs them); EINVAL for

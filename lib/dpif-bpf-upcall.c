@@ -48,6 +48,7 @@ COVERAGE_DEFINE(dpif_bpf_upcall_malformed);
 COVERAGE_DEFINE(dpif_bpf_upcall_orphaned);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_completed);
 COVERAGE_DEFINE(dpif_bpf_upcall_csum_partial_skipped);
+COVERAGE_DEFINE(dpif_bpf_upcall_gso_whole);
 
 /* What libbpf's ring callback returns when the request took a record: a
  * negative value stops ring_buffer__consume() right after the record, which
@@ -621,35 +622,54 @@ dpif_bpf_upcall_packet(const struct ovs_bpf_upcall *up, const void *data,
 }
 
 /* Finds the TCP header of 'packet', an Ethernet frame: IPv4 (not a
- * fragment) or IPv6 (TCP as its first next header), behind any number of
- * VLAN tags.  Stores the offsets of its IP and TCP headers, the TCP
- * header's length and the end of the IP packet (the frame's end if the
- * frame is shorter: an upcall cut at OVS_BPF_UPCALL_MAX_CAP bytes) and
- * returns true; returns false if the packet is anything else. */
+ * fragment) or IPv6 (TCP after none or any of the hop-by-hop and
+ * destination options headers, which each segment repeats; not after a
+ * routing header, which would change the checksum's pseudo-header, or a
+ * fragment header), not MPLS.  Stores the offsets of its IP and TCP
+ * headers, the TCP header's length and the end of the IP packet (the
+ * frame's end if the frame is shorter: an upcall cut at
+ * OVS_BPF_UPCALL_MAX_CAP bytes) and returns true; returns false if the
+ * packet is anything else. */
 static bool
 gso_parse(const struct dp_packet *packet, size_t *l3p, size_t *l4p,
           size_t *tcp_hlenp, size_t *endp)
 {
     const uint8_t *data = dp_packet_data(packet);
     size_t size = dp_packet_size(packet);
-    size_t ofs = 2 * ETH_ADDR_LEN;
     const struct tcp_header *tcp;
     size_t l3, l4, end;
     ovs_be16 type;
 
-    for (;;) {
-        if (size < ofs + sizeof type) {
+    if (packet->l2_5_ofs != UINT16_MAX) {
+        return false;
+    } else if (packet->l3_ofs != UINT16_MAX) {
+        /* flow_extract() found it: it ran on the packet of every upcall
+         * (in ovs-vswitchd's upcall handler too), and the actions that
+         * ovs-vswitchd runs keep it up to date.  The ethertype is right
+         * before it. */
+        l3 = packet->l3_ofs;
+        if (l3 < ETH_HEADER_LEN || l3 > size) {
             return false;
         }
-        memcpy(&type, data + ofs, sizeof type);
-        ofs += sizeof type;
-        if (type != htons(ETH_TYPE_VLAN_8021Q)
-            && type != htons(ETH_TYPE_VLAN_8021AD)) {
-            break;
+        memcpy(&type, data + l3 - sizeof type, sizeof type);
+    } else {
+        /* Behind any number of VLAN tags. */
+        size_t ofs = 2 * ETH_ADDR_LEN;
+
+        for (;;) {
+            if (size < ofs + sizeof type) {
+                return false;
+            }
+            memcpy(&type, data + ofs, sizeof type);
+            ofs += sizeof type;
+            if (type != htons(ETH_TYPE_VLAN_8021Q)
+                && type != htons(ETH_TYPE_VLAN_8021AD)) {
+                break;
+            }
+            ofs += 2;           /* The TCI. */
         }
-        ofs += 2;               /* The TCI. */
+        l3 = ofs;
     }
-    l3 = ofs;
     if (type == htons(ETH_TYPE_IP)) {
         const struct ip_header *ip = (const void *) (data + l3);
 
@@ -664,13 +684,26 @@ gso_parse(const struct dp_packet *packet, size_t *l3p, size_t *l4p,
         end = l3 + ntohs(ip->ip_tot_len);
     } else if (type == htons(ETH_TYPE_IPV6)) {
         const struct ovs_16aligned_ip6_hdr *ip6 = (const void *) (data + l3);
+        uint8_t nxt;
 
-        if (size < l3 + IPV6_HEADER_LEN
-            || ip6->ip6_nxt != IPPROTO_TCP) {
+        if (size < l3 + IPV6_HEADER_LEN) {
             return false;
         }
+        nxt = ip6->ip6_nxt;
         l4 = l3 + IPV6_HEADER_LEN;
-        end = l4 + ntohs(ip6->ip6_plen);
+        while (nxt == IPPROTO_HOPOPTS || nxt == IPPROTO_DSTOPTS) {
+            /* struct ip6_ext: the next header, the length in 8-byte units
+             * after the first 8 bytes. */
+            if (size < l4 + 8) {
+                return false;
+            }
+            nxt = data[l4];
+            l4 += (data[l4 + 1] + 1) * 8;
+        }
+        if (nxt != IPPROTO_TCP) {
+            return false;
+        }
+        end = l3 + IPV6_HEADER_LEN + ntohs(ip6->ip6_plen);
     } else {
         return false;
     }
@@ -698,8 +731,16 @@ dpif_bpf_upcall_mru(const struct ovs_bpf_upcall *up,
 {
     size_t l3, l4, tcp_hlen, end;
 
-    if (!up->gso_size
-        || !gso_parse(packet, &l3, &l4, &tcp_hlen, &end)) {
+    if (!up->gso_size) {
+        return 0;
+    } else if (!gso_parse(packet, &l3, &l4, &tcp_hlen, &end)) {
+        /* A GSO packet that gso_parse() refuses goes down whole, for a
+         * device whose MTU it exceeds to drop: UDP (whose GSO may be UDP
+         * segmentation or, from a VM's virtio device, the IP
+         * fragmentation of the older UFO, which the BPF programs cannot
+         * tell apart: the kernel has the type in skb_shinfo() only), MPLS,
+         * IPv6 with other extension headers. */
+        COVERAGE_INC(dpif_bpf_upcall_gso_whole);
         return 0;
     }
     return MIN(l4 - l3 + tcp_hlen + up->gso_size, UINT16_MAX);
@@ -774,7 +815,7 @@ dpif_bpf_gso_segment(const struct dp_packet *packet, unsigned int mru,
         } else {
             struct ovs_16aligned_ip6_hdr *ip6 = (void *) (p + l3);
 
-            ip6->ip6_plen = htons(tcp_len);
+            ip6->ip6_plen = htons(l4 - l3 - IPV6_HEADER_LEN + tcp_len);
             stcp->tcp_csum = packet_csum_upperlayer6(ip6, stcp, IPPROTO_TCP,
                                                      tcp_len);
         }

@@ -877,13 +877,28 @@ dp_bpf_ct_decode(const struct ovs_bpf_action *slots, uint32_t idx,
     return idx;
 }
 
+/* What running actions on packets in ovs-vswitchd needs to know besides
+ * the packets: dp_bpf_execute_userspace() (whose callers set 'dp', 'steal'
+ * and 'mru'), its dp_bpf_execute_cb() (all), dp_bpf_ct_resume() ('dp' and
+ * 'mru'). */
+struct dp_bpf_execute_aux {
+    struct dp_bpf *dp;
+    const struct nlattr *actions;   /* The whole list being executed. */
+    size_t actions_len;
+    bool steal;                     /* odp_execute_actions() may free the
+                                     * packets. */
+    unsigned int mru;               /* Of the packets: see
+                                     * dp_bpf_downcall(). */
+};
+
 /* Resumes the packets of 'batch', whose ct() ran in ovs-vswitchd, with the
  * 'n_slots' action slots in 'slots' that follow the ct(): one downcall
- * each.  Leaves the packets to the caller. */
+ * each, through 'x->dp', with MRU 'x->mru'.  Leaves the packets to the
+ * caller. */
 static void
-dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
-                 const struct ovs_bpf_action *slots, uint32_t n_slots,
-                 unsigned int mru)
+dp_bpf_ct_resume(const struct dp_bpf_execute_aux *x,
+                 const struct dp_packet_batch *batch,
+                 const struct ovs_bpf_action *slots, uint32_t n_slots)
 {
     struct dp_packet *packet;
 
@@ -893,19 +908,9 @@ dp_bpf_ct_resume(struct dp_bpf *dp, const struct dp_packet_batch *batch,
     }
     COVERAGE_ADD(dpif_bpf_ct_resume, dp_packet_batch_size(batch));
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
-        dp_bpf_downcall(dp, packet, slots, n_slots, mru);
+        dp_bpf_downcall(x->dp, packet, slots, n_slots, x->mru);
     }
 }
-
-/* What dp_bpf_execute_cb() needs to know of an odp_execute_actions(). */
-struct dp_bpf_execute_aux {
-    struct dp_bpf *dp;
-    const struct nlattr *actions;   /* The whole list being executed. */
-    size_t actions_len;
-    bool steal;                     /* odp_execute_actions() may free the
-                                     * packets. */
-    unsigned int mru;               /* See dp_bpf_downcall(). */
-};
 
 /* If 'action' is one of the top-level actions of 'aux', returns the length
  * of the list from 'action' to the end, otherwise 0. */
@@ -924,10 +929,9 @@ dp_bpf_rest_of_actions(const struct dp_bpf_execute_aux *aux,
     return 0;
 }
 
-static int dp_bpf_execute_userspace(struct dp_bpf *, struct dp_packet *,
-                                    const struct flow *,
-                                    bool steal, bool probe, unsigned int mru,
-                                    const struct nlattr *actions,
+static int dp_bpf_execute_userspace(const struct dp_bpf_execute_aux *,
+                                    struct dp_packet *, const struct flow *,
+                                    bool probe, const struct nlattr *actions,
                                     size_t actions_len);
 
 /* Layer 3 packets.
@@ -1056,6 +1060,7 @@ static void
 dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
                  uint32_t recirc_id)
 {
+    struct dp_bpf_execute_aux x = { .dp = dp, .steal = true };
     int *depth = l3_recirc_depth_get();
     struct nlattr *actions = NULL;
     size_t actions_len = 0;
@@ -1099,8 +1104,7 @@ dp_bpf_recirc_l3(struct dp_bpf *dp, struct dp_packet *packet,
     }
 
     (*depth)++;
-    dp_bpf_execute_userspace(dp, packet, &flow, true, false, 0, actions,
-                             actions_len);
+    dp_bpf_execute_userspace(&x, packet, &flow, false, actions, actions_len);
     (*depth)--;
     free(actions);
 }
@@ -1218,8 +1222,7 @@ dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
                   && !flow_tnl_dst_is_set(&packet->md.tunnel));
     }
     if (resume) {
-        dp_bpf_ct_resume(aux->dp, batch, slots + next, n_slots - next,
-                         aux->mru);
+        dp_bpf_ct_resume(aux, batch, slots + next, n_slots - next);
         dp_packet_delete_batch(batch, true);
         dp_packet_batch_init(batch);
     } else if (should_steal) {
@@ -1486,18 +1489,19 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
 }
 
 /* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
- * cannot run.  'flow' is what flow_extract() gave for 'packet' (or for the
- * packet it is a clone of), which also set the header offsets that
+ * cannot run, in datapath 'x->dp', taking the packet if 'x->steal', with
+ * MRU 'x->mru'.  'flow' is what flow_extract() gave for 'packet' (or for
+ * the packet it is a clone of), which also set the header offsets that
  * odp_execute_actions() needs, or NULL if it did not run yet.  Returns
  * EINVAL (and does nothing) if the actions set headers that the packet
  * does not have. */
 static int
-dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
-                         const struct flow *flow, bool steal, bool probe,
-                         unsigned int mru, const struct nlattr *actions,
+dp_bpf_execute_userspace(const struct dp_bpf_execute_aux *x,
+                         struct dp_packet *packet, const struct flow *flow,
+                         bool probe, const struct nlattr *actions,
                          size_t actions_len)
 {
-    struct dp_bpf_execute_aux aux;
+    struct dp_bpf_execute_aux aux = *x;
     struct dp_packet_batch batch;
     struct flow flow_buf;
 
@@ -1506,7 +1510,7 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
         flow = &flow_buf;
     }
     if (!set_actions_fit_packet(flow, actions, actions_len)) {
-        if (steal) {
+        if (aux.steal) {
             dp_packet_delete(packet);
         }
         return EINVAL;
@@ -1519,12 +1523,9 @@ dp_bpf_execute_userspace(struct dp_bpf *dp, struct dp_packet *packet,
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
     dp_packet_batch_init_packet(&batch, packet);
-    aux.dp = dp;
     aux.actions = actions;
     aux.actions_len = actions_len;
-    aux.steal = steal;
-    aux.mru = mru;
-    odp_execute_actions(&aux, &batch, steal, actions, actions_len,
+    odp_execute_actions(&aux, &batch, aux.steal, actions, actions_len,
                         dp_bpf_execute_cb);
     return 0;
 }
@@ -1534,6 +1535,7 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
 {
     struct ovs_bpf_action slots[OVS_BPF_MAX_ACTIONS];
     struct dp_bpf *dp = get_dp_bpf(dpif);
+    struct dp_bpf_execute_aux x = { .dp = dp, .mru = execute->mtu };
     uint32_t n_slots;
     int error;
 
@@ -1555,18 +1557,18 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
         }
         if (dp_bpf_ipf_flow_is_frag(flow)) {
             /* An IP fragment to ct(): ipf keeps it, so it must be ours. */
+            x.steal = true;
             return dp_bpf_execute_userspace(
-                dp, dp_packet_clone(execute->packet),
-                flow == &flow_buf ? flow : NULL, true, false, execute->mtu,
+                &x, dp_packet_clone(execute->packet),
+                flow == &flow_buf ? flow : NULL, false,
                 execute->actions, execute->actions_len);
         }
     }
     error = dpif_bpf_odp_to_actions(execute->actions, execute->actions_len,
                                     slots, &n_slots);
     if (error == E2BIG) {
-        return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
-                                        execute->probe, execute->mtu,
-                                        execute->actions,
+        return dp_bpf_execute_userspace(&x, execute->packet, NULL,
+                                        execute->probe, execute->actions,
                                         execute->actions_len);
     } else if (error) {
         return error;
@@ -1574,8 +1576,7 @@ dp_bpf_execute(struct dpif *dpif, struct dpif_execute *execute)
         return 0;
     } else if (dpif_bpf_odp_execute_in_userspace(slots, n_slots,
                                                  execute->packet)) {
-        return dp_bpf_execute_userspace(dp, execute->packet, NULL, false,
-                                        false, execute->mtu,
+        return dp_bpf_execute_userspace(&x, execute->packet, NULL, false,
                                         execute->actions,
                                         execute->actions_len);
     }
@@ -1721,12 +1722,13 @@ dp_bpf_slow_path(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
 
     if (flow) {
         struct dp_packet *packet = xmalloc(sizeof *packet);
+        struct dp_bpf_execute_aux x = { .dp = dp, .steal = true };
         struct flow pkt_flow;
 
         dpif_bpf_upcall_packet(up, data, packet, &pkt_flow);
-        dp_bpf_execute_userspace(dp, packet, &pkt_flow, true, false,
-                                 dpif_bpf_upcall_mru(up, packet),
-                                 actions, actions_len);
+        x.mru = dpif_bpf_upcall_mru(up, packet);
+        dp_bpf_execute_userspace(&x, packet, &pkt_flow, false, actions,
+                                 actions_len);
         free(actions);
     }
 }
@@ -1769,11 +1771,13 @@ dp_bpf_ct_upcall(struct dp_bpf *dp, const struct ovs_bpf_upcall *up,
         resume = dpif_bpf_ct_slow_execute(dp->obj, act, lbl, &packet, &flow);
     }
     if (resume) {
+        struct dp_bpf_execute_aux x = {
+            .dp = dp, .mru = dpif_bpf_upcall_mru(up, &packet),
+        };
         struct dp_packet_batch batch;
 
         dp_packet_batch_init_packet(&batch, &packet);
-        dp_bpf_ct_resume(dp, &batch, slots + next, up->ct_end - next,
-                         dpif_bpf_upcall_mru(up, &packet));
+        dp_bpf_ct_resume(&x, &batch, slots + next, up->ct_end - next);
     }
     dp_packet_uninit(&packet);
 }

@@ -2602,18 +2602,56 @@ test_nsh(struct ovs_cmdl_context *ctx OVS_UNUSED)
                    acts, 3, NSH_ETH NSH_MD2 ETH "0800 " IP4_TCP);
 }
 
+/* Returns the dp_hash that hash(sym_l4, 5) gives the packet of 'hex', as
+ * the recirculation after it sees it. */
+static uint32_t
+sym_hash(const char *name, const char *hex)
+{
+    struct ovs_bpf_action acts[2];
+    struct ovs_bpf_flow_key key;
+    struct ofpbuf pkt;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, hex);
+    acts[0] = ACT(HASH, .u.hash.alg = 1, .u.hash.basis = 5);
+    acts[1] = ACT(RECIRC, .u.recirc.id = 2);
+    del_flows();
+    key_of(&pkt, &key);
+    add_flow(0, &key, NULL, acts, 2, 0);
+    set_n_masks(1);
+    run_ingress(&pkt, &r);
+    scratch_key(&key);
+    CHECK(key.recirc_id == 2 && key.dp_hash,
+          "symmetric hash, %s: recirc_id %u, dp_hash %#x", name,
+          key.recirc_id, key.dp_hash);
+    ofpbuf_uninit(&pkt);
+    return key.dp_hash;
+}
+
+/* Checks that hash(sym_l4) gives packets 'a' and 'b' the same dp_hash if
+ * 'same', different ones otherwise. */
+static void
+sym_hash_check(const char *name, const char *a, const char *b, bool same)
+{
+    uint32_t ha = sym_hash(name, a);
+    uint32_t hb = sym_hash(name, b);
+
+    CHECK((ha == hb) == same, "symmetric hash, %s: %#x vs %#x", name,
+          ha, hb);
+}
+
 static void
 test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     struct ovs_bpf_flow_key key, mask, k1, k2;
     struct ovs_bpf_action acts[2];
-    struct ofpbuf pkt, rev;
+    struct ofpbuf pkt;
     struct drops drops;
     struct run r;
     int alg;
 
     ofpbuf_init(&pkt, 0);
-    ofpbuf_init(&rev, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_TCP);
 
     /* recirc(1) in a flow of recirc_id 1: a loop, cut at
@@ -2649,27 +2687,37 @@ test_recirc(struct ovs_cmdl_context *ctx OVS_UNUSED)
         CHECK(k1.dp_hash == k2.dp_hash, "hash alg %d not stable", alg);
     }
 
-    /* The symmetric hash is the same in both directions. */
-    pkt_hex(&rev, ETH "0800 4500 0028 1234 4000 4006 0000 0a000002 0a000001 "
-            "0050 04d2 00000001 00000000 5012 2000 0000 0000");
-    acts[0] = ACT(HASH, .u.hash.alg = 1, .u.hash.basis = 5);
-    acts[1] = ACT(RECIRC, .u.recirc.id = 2);
-    del_flows();
-    key_of(&pkt, &key);
-    add_flow(0, &key, NULL, acts, 2, 0);
-    key_of(&rev, &key);
-    add_flow(0, &key, NULL, acts, 2, 0);
-    set_n_masks(1);
-    run_ingress(&pkt, &r);
-    scratch_key(&k1);
-    run_ingress(&rev, &r);
-    scratch_key(&k2);
-    CHECK(k1.recirc_id == 2 && k2.recirc_id == 2 && k1.dp_hash
-          && k1.dp_hash == k2.dp_hash,
-          "symmetric hash: %#x vs %#x", k1.dp_hash, k2.dp_hash);
+    /* The symmetric hash is the same in both directions: TCP over IPv4
+     * and IPv6, ICMP (whose type and code, kept in the key as ports,
+     * differ between an echo request and its reply), ARP (Ethernet
+     * addresses).  The ports of TCP count, those of UDP do not (as in
+     * ovs-vswitchd's flow_hash_symmetric_l3l4()). */
+    sym_hash_check("tcp", ETH "0800 " IP4_TCP,
+                   ETH "0800 4500 0028 1234 4000 4006 0000 "
+                   "0a000002 0a000001 0050 04d2 " "00000001 00000000 "
+                   "5012 2000 0000 0000", true);
+    sym_hash_check("tcp6", ETH "86dd 6000 0000 0014 0640 " IP6A TCP,
+                   ETH "86dd 6000 0000 0014 0640 "
+                   "20010db8000000000000000000000002 "
+                   "20010db8000000000000000000000001 "
+                   "0050 04d2 00000001 00000000 5012 2000 0000 0000", true);
+    sym_hash_check("icmp echo", ETH "0800 4500 001c 1234 4000 4001 0000 "
+                   IP4A "0800 0000 0001 0001",
+                   ETH "0800 4500 001c 1234 4000 4001 0000 "
+                   "0a000002 0a000001 0000 0000 0001 0001", true);
+    sym_hash_check("arp", ETH "0806 0001 0800 0604 0001 0a0000000001 "
+                   "0a000001 000000000000 0a000002",
+                   "0a0000000001 0a0000000002 0806 0001 0800 0604 0002 "
+                   "0a0000000002 0a000002 0a0000000001 0a000001", true);
+    sym_hash_check("tcp ports", ETH "0800 " IP4_TCP,
+                   ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A
+                   "04d3 0050 00000001 00000000 5012 2000 0000 0000",
+                   false);
+    sym_hash_check("udp ports", ETH "0800 " IP4_UDP,
+                   ETH "0800 4500 001c 1234 0000 4011 0000 " IP4A
+                   "0036 1234 0008 0000", true);
 
     ofpbuf_uninit(&pkt);
-    ofpbuf_uninit(&rev);
 }
 
 /* Runs 'pkt' through a flow of recirc_id 0 with actions 'acts' (the last

@@ -1069,6 +1069,47 @@ test_send_downcall(struct ovs_cmdl_context *ctx)
     close(pidfd);
 }
 
+/* Puts into 'b' an Ethernet header and an IPv4 or IPv6 header from
+ * 10.0.0.1 (or 2001:db8::1) to 10.0.0.2 (2001:db8::2) of protocol (next
+ * header) 'proto' and payload length 'len'.  Returns the IP header, which
+ * the next put into 'b' may move. */
+static void *
+put_eth_ip(struct ofpbuf *b, bool ipv6, uint8_t proto, size_t len)
+{
+    struct eth_header *eth;
+
+    eth = ofpbuf_put_zeros(b, sizeof *eth);
+    eth->eth_dst = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 02);
+    eth->eth_src = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 01);
+    if (!ipv6) {
+        struct ip_header *ip = ofpbuf_put_zeros(b, sizeof *ip);
+
+        eth->eth_type = htons(ETH_TYPE_IP);
+        ip->ip_ihl_ver = IP_IHL_VER(5, 4);
+        ip->ip_tot_len = htons(IP_HEADER_LEN + len);
+        ip->ip_ttl = 64;
+        ip->ip_proto = proto;
+        put_16aligned_be32(&ip->ip_src, htonl(0x0a000001));
+        put_16aligned_be32(&ip->ip_dst, htonl(0x0a000002));
+        ip->ip_csum = csum(ip, sizeof *ip);
+        return ip;
+    } else {
+        struct ovs_16aligned_ip6_hdr *ip6 = ofpbuf_put_zeros(b, sizeof *ip6);
+        struct in6_addr src, dst;
+
+        eth->eth_type = htons(ETH_TYPE_IPV6);
+        put_16aligned_be32(&ip6->ip6_flow, htonl(6 << 28));
+        ip6->ip6_plen = htons(len);
+        ip6->ip6_nxt = proto;
+        ip6->ip6_hlim = 64;
+        ovs_assert(inet_pton(AF_INET6, "2001:db8::1", &src) == 1);
+        ovs_assert(inet_pton(AF_INET6, "2001:db8::2", &dst) == 1);
+        memcpy(&ip6->ip6_src, &src, sizeof src);
+        memcpy(&ip6->ip6_dst, &dst, sizeof dst);
+        return ip6;
+    }
+}
+
 /* Builds an Ethernet + IPv4 or IPv6 + TCP or UDP packet from 10.0.0.1 (or
  * 2001:db8::1) to 10.0.0.2 (2001:db8::2) into 'b', whose checksum field
  * holds the folded pseudo-header sum, what a CHECKSUM_PARTIAL skb holds.
@@ -1081,42 +1122,14 @@ build_partial_packet(struct ofpbuf *b, bool ipv6, uint8_t proto,
     static const char payload[] = "partial checksum";
     size_t l4_len = (proto == IPPROTO_TCP ? TCP_HEADER_LEN : UDP_HEADER_LEN)
                     + sizeof payload;
-    struct eth_header *eth;
+    void *ip = put_eth_ip(b, ipv6, proto, l4_len);
     uint32_t pseudo;
     ovs_be16 sum;
     size_t l4_ofs;
     uint8_t *l4;
 
-    eth = ofpbuf_put_zeros(b, sizeof *eth);
-    eth->eth_dst = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 02);
-    eth->eth_src = (struct eth_addr) ETH_ADDR_C(02, 00, 00, 00, 00, 01);
-    if (!ipv6) {
-        struct ip_header *ip = ofpbuf_put_zeros(b, sizeof *ip);
-
-        eth->eth_type = htons(ETH_TYPE_IP);
-        ip->ip_ihl_ver = IP_IHL_VER(5, 4);
-        ip->ip_tot_len = htons(IP_HEADER_LEN + l4_len);
-        ip->ip_ttl = 64;
-        ip->ip_proto = proto;
-        put_16aligned_be32(&ip->ip_src, htonl(0x0a000001));
-        put_16aligned_be32(&ip->ip_dst, htonl(0x0a000002));
-        ip->ip_csum = csum(ip, sizeof *ip);
-        pseudo = packet_csum_pseudoheader(ip);
-    } else {
-        struct ovs_16aligned_ip6_hdr *ip6 = ofpbuf_put_zeros(b, sizeof *ip6);
-        struct in6_addr src, dst;
-
-        eth->eth_type = htons(ETH_TYPE_IPV6);
-        put_16aligned_be32(&ip6->ip6_flow, htonl(6 << 28));
-        ip6->ip6_plen = htons(l4_len);
-        ip6->ip6_nxt = proto;
-        ip6->ip6_hlim = 64;
-        ovs_assert(inet_pton(AF_INET6, "2001:db8::1", &src) == 1);
-        ovs_assert(inet_pton(AF_INET6, "2001:db8::2", &dst) == 1);
-        memcpy(&ip6->ip6_src, &src, sizeof src);
-        memcpy(&ip6->ip6_dst, &dst, sizeof dst);
-        pseudo = packet_csum_pseudoheader6(ip6);
-    }
+    pseudo = (ipv6 ? packet_csum_pseudoheader6(ip)
+              : packet_csum_pseudoheader(ip));
     l4_ofs = b->size;
     l4 = ofpbuf_put_zeros(b, l4_len);
     if (proto == IPPROTO_TCP) {
@@ -1237,6 +1250,162 @@ test_upcall_csum(struct ovs_cmdl_context *ctx OVS_UNUSED)
     }
 }
 
+/* Builds into 'b' a GSO packet as a veth would send it up: Ethernet, IPv4
+ * or IPv6 (IPv6 only: with an 8-byte extension header of type 'ext'
+ * before the L4 header, if 'ext' is nonnegative), TCP (ACK, PSH, FIN,
+ * CWR, sequence number 1000) or UDP, and 'n' bytes of payload. */
+static void
+build_gso_packet(struct ofpbuf *b, bool ipv6, int ext, uint8_t proto,
+                 size_t n)
+{
+    size_t l4_len = (proto == IPPROTO_TCP ? TCP_HEADER_LEN : UDP_HEADER_LEN)
+                    + n;
+    size_t ext_len = ext >= 0 ? 8 : 0;
+    uint8_t *l4;
+
+    put_eth_ip(b, ipv6, ext >= 0 ? ext : proto, ext_len + l4_len);
+    if (ext >= 0) {
+        /* Next header, length 0 (8 bytes), and padding (PadN, or a type 0
+         * routing header with no segments left). */
+        uint8_t *e = ofpbuf_put_zeros(b, ext_len);
+
+        e[0] = proto;
+        if (ext != IPPROTO_ROUTING) {
+            e[2] = 1;
+            e[3] = 4;
+        }
+    }
+    l4 = ofpbuf_put_zeros(b, l4_len);
+    for (size_t i = 0; i < n; i++) {
+        l4[l4_len - n + i] = i;
+    }
+    if (proto == IPPROTO_TCP) {
+        struct tcp_header *tcp = ALIGNED_CAST(struct tcp_header *, l4);
+
+        tcp->tcp_src = htons(1234);
+        tcp->tcp_dst = htons(80);
+        put_16aligned_be32(&tcp->tcp_seq, htonl(1000));
+        tcp->tcp_ctl = TCP_CTL(TCP_ACK | TCP_PSH | TCP_FIN | TCP_CWR, 5);
+    } else {
+        struct udp_header *udp = ALIGNED_CAST(struct udp_header *, l4);
+
+        udp->udp_src = htons(1234);
+        udp->udp_dst = htons(53);
+        udp->udp_len = htons(l4_len);
+    }
+}
+
+struct gso_seg_aux {
+    struct ds *ds;
+    size_t n_seen;              /* Payload bytes in the earlier segments. */
+};
+
+/* dpif_bpf_gso_segment() callback: appends to 'aux->ds' a description of
+ * segment 'seg_', on a line of its own: its IPv4 ID, IP length, TCP
+ * sequence number and flags, and whether its checksums and payload bytes
+ * are right (the payload of the whole packet counts up from 0). */
+static void
+gso_seg_describe(const struct dp_packet *seg_, void *aux_)
+{
+    struct gso_seg_aux *aux = aux_;
+    struct dp_packet *seg = dp_packet_clone(seg_);
+    const struct tcp_header *tcp;
+    const uint8_t *payload;
+    size_t ip_len, l4_size, n;
+    bool csum_ok, data_ok;
+    struct flow flow;
+
+    flow_extract(seg, &flow);
+    tcp = dp_packet_l4(seg);
+    l4_size = dp_packet_l4_size(seg);
+    if (flow.dl_type == htons(ETH_TYPE_IP)) {
+        const struct ip_header *ip = dp_packet_l3(seg);
+
+        ip_len = ntohs(ip->ip_tot_len);
+        csum_ok = !csum(ip, IP_HEADER_LEN)
+                  && !csum_finish(csum_continue(packet_csum_pseudoheader(ip),
+                                                tcp, l4_size));
+        ds_put_format(aux->ds, "\n  id %"PRIu16", ", ntohs(ip->ip_id));
+    } else {
+        const struct ovs_16aligned_ip6_hdr *ip6 = dp_packet_l3(seg);
+
+        ip_len = IPV6_HEADER_LEN + ntohs(ip6->ip6_plen);
+        csum_ok = !packet_csum_upperlayer6(ip6, tcp, IPPROTO_TCP, l4_size);
+        ds_put_cstr(aux->ds, "\n  ");
+    }
+    if (ip_len != dp_packet_size(seg) - seg->l3_ofs) {
+        ds_put_format(aux->ds, " frame of %"PRIu32" bytes WRONG",
+                      dp_packet_size(seg));
+    }
+    n = l4_size - TCP_OFFSET(tcp->tcp_ctl) * 4;
+    payload = (const uint8_t *) tcp + TCP_OFFSET(tcp->tcp_ctl) * 4;
+    data_ok = true;
+    for (size_t i = 0; i < n; i++) {
+        data_ok = data_ok && payload[i] == (uint8_t) (aux->n_seen + i);
+    }
+    aux->n_seen += n;
+    ds_put_format(aux->ds, "%"PRIuSIZE" bytes, seq %"PRIu32", flags %#"
+                  PRIx16", checksums %s, payload %s", ip_len,
+                  ntohl(get_16aligned_be32(&tcp->tcp_seq)),
+                  TCP_FLAGS(tcp->tcp_ctl), csum_ok ? "ok" : "WRONG",
+                  data_ok ? "ok" : "WRONG");
+    dp_packet_delete(seg);
+}
+
+/* A GSO packet that goes up gets an MRU if ovs-vswitchd can cut it into
+ * its segments on the way down (TCP over IPv4 and IPv6, also after IPv6
+ * hop-by-hop and destination options headers), none otherwise, and the
+ * segments are what the kernel's GSO would make.  Prints one line per
+ * case. */
+static void
+test_gso(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    static const struct {
+        const char *name;
+        bool ipv6;
+        int ext;
+        uint8_t proto;
+    } cases[] = {
+        { "ipv4 tcp", false, -1, IPPROTO_TCP },
+        { "ipv6 tcp", true, -1, IPPROTO_TCP },
+        { "ipv6 hop-by-hop tcp", true, IPPROTO_HOPOPTS, IPPROTO_TCP },
+        { "ipv6 dstopts tcp", true, IPPROTO_DSTOPTS, IPPROTO_TCP },
+        { "ipv6 routing tcp", true, IPPROTO_ROUTING, IPPROTO_TCP },
+        { "ipv4 udp", false, -1, IPPROTO_UDP },
+        { "ipv6 udp", true, -1, IPPROTO_UDP },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct ds ds = DS_EMPTY_INITIALIZER;
+        struct gso_seg_aux aux = { .ds = &ds };
+        struct ovs_bpf_upcall up;
+        struct dp_packet packet;
+        struct ofpbuf b;
+        struct flow flow;
+        unsigned int mru;
+
+        ofpbuf_init(&b, 3000);
+        build_gso_packet(&b, cases[i].ipv6, cases[i].ext, cases[i].proto,
+                         2500);
+        memset(&up, 0, sizeof up);
+        up.type = OVS_BPF_UPCALL_MISS;
+        up.in_port = 1;
+        up.pkt_len = up.cap_len = b.size;
+        up.gso_size = 1000;
+
+        dpif_bpf_upcall_packet(&up, b.data, &packet, &flow);
+        mru = dpif_bpf_upcall_mru(&up, &packet);
+        if (mru && !dpif_bpf_gso_segment(&packet, mru, gso_seg_describe,
+                                         &aux)) {
+            ds_put_cstr(&ds, " not cut");
+        }
+        printf("%s: mru %u%s\n", cases[i].name, mru, ds_cstr(&ds));
+        ds_destroy(&ds);
+        dp_packet_uninit(&packet);
+        ofpbuf_uninit(&b);
+    }
+}
+
 static const struct ovs_cmdl_command commands[] = {
     { "keys", NULL, 0, 0, test_keys, OVS_RO },
     { "exact-keys", NULL, 0, 0, test_exact_keys, OVS_RO },
@@ -1246,6 +1415,7 @@ static const struct ovs_cmdl_command commands[] = {
     { "l3-flows", NULL, 0, 0, test_l3_flows, OVS_RO },
     { "gen-outputs", "n", 1, 1, test_gen_outputs, OVS_RO },
     { "upcall-csum", NULL, 0, 0, test_upcall_csum, OVS_RO },
+    { "gso", NULL, 0, 0, test_gso, OVS_RO },
     { "send-downcall", "pin_dir tap pid in_port out_port eth_dst good|bad",
       7, 7, test_send_downcall, OVS_RO },
     { NULL, NULL, 0, 0, NULL, OVS_RO },
