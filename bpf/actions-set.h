@@ -63,14 +63,39 @@ ovs_bpf_is_ipv6(const struct ovs_bpf_scratch *s)
  * of the key as 'e' says.  Returns false if the packet could not be
  * changed, which the caller counts as a failure of the action; a packet
  * too short for an Ethernet header is left as it is.  Also run by the
- * lookup program (see ovs_bpf_run_leading_step()). */
+ * lookup program (see ovs_bpf_run_leading_step()).
+ *
+ * The addresses are rewritten in place, by direct packet access: the
+ * bpf_skb_load_bytes() and bpf_skb_store_bytes() calls this took before
+ * were most of its cost (see "Performance" in dpif-bpf.rst).  A direct
+ * write makes the kernel unclone a cloned skb's head when a program that
+ * writes starts (the verifier's prologue calls bpf_skb_pull_data()), as
+ * bpf_skb_store_bytes() did at the write.  A header that is not in the
+ * linear data (a packet built that way, never one received from a device)
+ * goes through the helpers. */
 static __always_inline bool
 ovs_bpf_set_eth(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                 const struct ovs_bpf_act_eth *e)
 {
+    __u8 *data = (__u8 *) (long) skb->data;
+    __u8 *data_end = (__u8 *) (long) skb->data_end;
     __u8 mac[12];
     int i;
 
+    if (data + sizeof mac <= data_end) {
+        if (!ovs_bpf_may_write(s, sizeof mac)) {
+            return false;
+        }
+#pragma unroll
+        for (i = 0; i < 6; i++) {
+            data[i] = s->key.eth_dst[i]
+                    = OVS_BPF_MASKED(data[i], e->dst[i], e->dst_mask[i]);
+            data[6 + i] = s->key.eth_src[i]
+                        = OVS_BPF_MASKED(data[6 + i], e->src[i],
+                                         e->src_mask[i]);
+        }
+        return true;
+    }
     if (bpf_skb_load_bytes(skb, 0, mac, sizeof mac)) {
         return true;            /* No Ethernet. */
     }

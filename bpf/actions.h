@@ -24,8 +24,9 @@
  * program before it, without a tail call, when no trunc() or clone() is
  * pending.  The leading slots of a chain that are set_eth, push_vlan,
  * pop_vlan or sets of skb_priority and skb_mark are run by the lookup
- * program itself (ovs_bpf_run_flow() in bpf/lookup.h): the common flows,
- * a few rewrites and an output, take no tail call at all.  A chain that
+ * program itself (ovs_bpf_run_leading() in bpf/lookup.h), read in the
+ * flow's entry: the common flows, a few rewrites and an output, take no
+ * tail call and no copy of their slots at all.  A chain that
  * ends without having run an OUTPUT or USERSPACE action (no actions at
  * all, for example) is the drop the flow asked for,
  * OVS_BPF_DROP_FLOW_DROP.

@@ -270,6 +270,9 @@ ovs_bpf_miss(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 struct ovs_bpf_leading {
     struct __sk_buff *skb;
     struct ovs_bpf_scratch *s;
+    struct ovs_bpf_action *actions;     /* The flow's slots, or the scratch
+                                         * area's. */
+    __u32 n;                    /* Number of slots. */
     __u32 next;                 /* First slot not run yet. */
     __u32 failed;               /* Type of the action that failed, or 0. */
 };
@@ -283,13 +286,17 @@ ovs_bpf_run_leading_step(__u32 i, void *l_)
     struct ovs_bpf_leading *l = l_;
     struct __sk_buff *skb = l->skb;
     struct ovs_bpf_scratch *s = l->s;
-    struct ovs_bpf_action *a = ovs_bpf_slot(s, i);
+    struct ovs_bpf_action *a;
     bool ok = true;
     __u32 type;
 
-    if (!a || i >= s->n_actions) {
+    /* Verifier: as in ovs_bpf_slot(), the bound check and the address
+     * use the same register. */
+    asm volatile("" : "+r"(i));
+    if (i >= OVS_BPF_MAX_ACTIONS || i >= l->n) {
         return 1;
     }
+    a = &l->actions[i];
     type = a->type;
     switch (type) {
     case OVS_BPF_ACTION_SET_ETH:
@@ -317,27 +324,45 @@ ovs_bpf_run_leading_step(__u32 i, void *l_)
     return 0;
 }
 
-/* Runs the actions in 's' (a flow's, or a downcall's), the leading ones
- * that need no program of their own here (ovs_bpf_run_leading_step()).
- * Most flows are a few such rewrites and an output, which
- * ovs_bpf_run_actions() then does from here too: the whole list runs in
- * this program, without the tail call and the prologue of an action
- * program for each slot (see "Performance" in dpif-bpf.rst).  The chain of
- * tail calls takes over at the first slot of another type.
+/* Runs the leading slots of the 'n' slots 'actions' (a flow's, or a
+ * downcall's in 's') that need no program of their own, here
+ * (ovs_bpf_run_leading_step()): most flows are a few such rewrites and an
+ * output, which ovs_bpf_run_actions() then does from here too, so the
+ * whole list runs in this program, without the tail call and the prologue
+ * of an action program for each slot (see "Performance" in dpif-bpf.rst).
+ * Sets '*next' to the first slot not run.  Returns false if an action
+ * failed (counted).
  *
- * Verifier: a bpf_loop() callback is verified once whatever the number of
- * slots it runs (an inlined or bounded loop took over 1M instructions:
- * once per slot and per state of the caller). */
+ * Verifier: a bpf_loop() callback is verified once per kind of 'actions'
+ * whatever the number of slots it runs (an inlined or bounded loop took
+ * over 1M instructions: once per slot and per state of the caller). */
+static __always_inline bool
+ovs_bpf_run_leading(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                    struct ovs_bpf_action *actions, __u32 n, __u32 *next)
+{
+    struct ovs_bpf_leading l = { .skb = skb, .s = s, .actions = actions,
+                                 .n = n };
+
+    bpf_loop(OVS_BPF_MAX_ACTIONS, ovs_bpf_run_leading_step, &l, 0);
+    *next = l.next;
+    if (l.failed) {
+        ovs_bpf_action_failed(l.failed);
+        return false;
+    }
+    return true;
+}
+
+/* Runs the actions in 's' (a downcall's): the leading ones here, then the
+ * chain of tail calls from the first slot of another type. */
 static __always_inline int
 ovs_bpf_run_flow(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
-    struct ovs_bpf_leading l = { .skb = skb, .s = s };
+    __u32 next;
 
-    bpf_loop(OVS_BPF_MAX_ACTIONS, ovs_bpf_run_leading_step, &l, 0);
-    if (l.failed) {
-        return ovs_bpf_action_failed(l.failed);
+    if (!ovs_bpf_run_leading(skb, s, s->actions, s->n_actions, &next)) {
+        return TC_ACT_SHOT;
     }
-    return ovs_bpf_run_actions(skb, s, l.next);
+    return ovs_bpf_run_actions(skb, s, next);
 }
 
 /* Looks up 's->key' and runs the actions of the flow it matches, or sends
@@ -347,7 +372,7 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
     struct ovs_bpf_flow *flow;
     __u32 n_searched = 0;
-    __u32 n, i;
+    __u32 n, i, next;
 
     flow = ovs_bpf_flow_lookup(s, &n_searched);
     if (!flow) {
@@ -372,21 +397,48 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
          * give a mix of old and new actions. */
         return ovs_bpf_output(skb, flow->actions[0].u.output.port, true);
     }
+    if (n == 2 && flow->actions[0].type == OVS_BPF_ACTION_SET_ETH
+        && flow->actions[1].type == OVS_BPF_ACTION_OUTPUT
+        && !skb->cb[OVS_BPF_CB_TRUNC]) {
+        /* The next most common flow, a rewrite of the Ethernet addresses
+         * and an output (a routing hop, a learning switch's rewrite): run
+         * it from here too, reading the slots in place.  Copying them
+         * into the scratch area, the bpf_loop() and the chain's bookkeeping
+         * cost more than the rewrite itself (see "Performance" in
+         * dpif-bpf.rst).  The slots are read once each, as the copy
+         * would. */
+        if (!ovs_bpf_set_eth(skb, s, &flow->actions[0].u.eth)) {
+            return ovs_bpf_action_failed(OVS_BPF_ACTION_SET_ETH);
+        }
+        return ovs_bpf_output(skb, flow->actions[1].u.output.port, true);
+    }
     /* Userspace never writes more than OVS_BPF_MAX_ACTIONS; the clamp
      * keeps the chain inside the scratch array whatever the map says. */
     if (n > OVS_BPF_MAX_ACTIONS) {
         n = OVS_BPF_MAX_ACTIONS;
     }
-    /* Copy only the slots in use (a loop the verifier bounds by the
-     * constant, with an early exit at n). */
+    /* The leading slots are read in place, the slots of the chain of tail
+     * calls (its programs read them by index from the scratch area) are
+     * copied there: a chain that is only rewrites and an output copies
+     * at most its output.  Reading in place or copying, a concurrent
+     * change of the flow could be seen half way alike (a change of a flow
+     * replaces its entry with a new one, whose memory may be reused); the
+     * copy takes 2 kB of moves for 32 slots. */
+    s->n_actions = n;
+    if (!ovs_bpf_run_leading(skb, s, flow->actions, n, &next)) {
+        return TC_ACT_SHOT;
+    }
     for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
-        if (i >= n) {
+        __u32 j = next + i;
+
+        /* Verifier: the same register is checked and used. */
+        asm volatile("" : "+r"(j));
+        if (j >= n || j >= OVS_BPF_MAX_ACTIONS) {
             break;
         }
-        s->actions[i] = flow->actions[i];
+        s->actions[j] = flow->actions[j];
     }
-    s->n_actions = n;
-    return ovs_bpf_run_flow(skb, s);
+    return ovs_bpf_run_actions(skb, s, next);
 }
 
 /* Builds the key of this pass (in_port, recirc_id, dp_hash and the

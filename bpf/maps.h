@@ -266,10 +266,11 @@ struct ovs_bpf_scratch {
      * the flow table key of that flow with no extra copy. */
     struct ovs_bpf_upcall upcall;
 
-    /* Actions of the current flow or downcall, copied at lookup time so
-     * that a concurrent flow modification cannot change a packet in
-     * flight.  Right after 'upcall': an OVS_BPF_UPCALL_CT record is both
-     * (bpf/ct-slow.h). */
+    /* Actions of the current downcall, or the slots of the current flow
+     * that the chain of tail calls runs (from the first one that the
+     * lookup program does not run in the flow's entry on), copied at
+     * lookup time, at the same indexes.  Right after 'upcall': an
+     * OVS_BPF_UPCALL_CT record is both (bpf/ct-slow.h). */
     struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
 
     /* Offsets found by the parser, from the first byte of packet data
