@@ -213,6 +213,23 @@ COVERAGE_DEFINE(afxdp_tx_orphan);       /* Completed frame of a gone queue. */
 #define BPF_F_XDP_HAS_FRAGS (1U << 5)
 #endif
 
+/* Socket options for busy polling (Linux 5.11), for older headers. */
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+/* options:busy-poll-budget when not given: one NAPI poll brings at most
+ * what one receive takes. */
+#define AFXDP_BUSY_POLL_BUDGET_DEFAULT NETDEV_MAX_BURST
+#define AFXDP_BUSY_POLL_USECS_MAX 1000000
+#define AFXDP_BUSY_POLL_BUDGET_MAX 65535
+
 struct netdev_afxdp_tx_lock {
     PADDED_MEMBERS(CACHE_LINE_SIZE,
         struct ovs_spin lock;
@@ -362,6 +379,7 @@ struct xsk_socket_info {
 
     bool need_wakeup;
     bool multi_buffer;
+    bool busy_poll;             /* Receive runs the device's NAPI itself. */
 
     /* The send path bumps 'tx_seq' at each batch, under the TX lock; the
      * thread polling the queue compares it with 'tx_seq_seen', which only
@@ -398,6 +416,15 @@ struct afxdp_dev {
     unsigned int requested_umem_frames;
     char *umem_group;
     char *requested_umem_group;
+
+    /* Busy polling (options:busy-poll-usecs, 0 for none, and
+     * options:busy-poll-budget); 'busy_poll_in_use' is false when the
+     * kernel refused the socket options. */
+    unsigned int busy_poll_usecs;
+    unsigned int requested_busy_poll_usecs;
+    unsigned int busy_poll_budget;
+    unsigned int requested_busy_poll_budget;
+    bool busy_poll_in_use;
 
     /* XDP program, when attached. */
     struct xdp_program *prog;
@@ -966,6 +993,37 @@ xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
     return -error;
 }
 
+/* Asks the kernel to let the receive of 'xsk' poll the device's NAPI
+ * instance itself (busy polling, see "options:busy-poll-usecs" in
+ * Documentation/howto/afxdp-netdev.rst): SO_PREFER_BUSY_POLL, so that a
+ * device configured to defer its interrupts (napi_defer_hard_irqs,
+ * gro_flush_timeout) leaves its receive work to our polls, SO_BUSY_POLL
+ * for how long a blocking poll may spin (ours never block, but the kernel
+ * busy polls a socket only with it non-zero) and SO_BUSY_POLL_BUDGET for
+ * the packets of one NAPI poll.  Returns 0 or an errno value: a kernel
+ * before 5.11 lacks the options, and values above the sysctls
+ * net.core.busy_read and net.core.busy_poll_budget need CAP_NET_ADMIN. */
+static int
+xsk_set_busy_poll(const struct xsk_socket_info *xsk, const struct afxdp_dev *ad)
+{
+    const struct {
+        int opt;
+        int value;
+    } opts[] = {
+        { SO_PREFER_BUSY_POLL, 1 },
+        { SO_BUSY_POLL, ad->busy_poll_usecs },
+        { SO_BUSY_POLL_BUDGET, ad->busy_poll_budget },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+        if (setsockopt(xsk->fd, SOL_SOCKET, opts[i].opt, &opts[i].value,
+                       sizeof opts[i].value)) {
+            return errno;
+        }
+    }
+    return 0;
+}
+
 /* Creates the socket of queue 'qid'.  'mode' is the socket mode to try:
  * OVS_AF_XDP_MODE_NATIVE_ZC for zero-copy, anything else for copy mode. */
 static struct xsk_socket_info *
@@ -1040,6 +1098,17 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     xsk->fd = xsk_socket__fd(xsk->xsk);
     xsk->need_wakeup = umem->need_wakeup;
     xsk->multi_buffer = umem->multi_buffer;
+    if (ad->busy_poll_usecs) {
+        error = xsk_set_busy_poll(xsk, ad);
+        if (error) {
+            VLOG_WARN_RL(&rl, "%s: queue %d: busy polling refused by the "
+                         "kernel, receiving without: %s", name, qid,
+                         ovs_strerror(error));
+            ad->busy_poll_in_use = false;
+        } else {
+            xsk->busy_poll = true;
+        }
+    }
 
     /* Hand out the slice: RX frames to the pool that feeds the fill ring,
      * the rest to the TX pool. */
@@ -1290,6 +1359,7 @@ netdev_afxdp_construct(struct netdev *netdev)
     ad->netdev = netdev;
     ad->xsks_map_fd = -1;
     ad->requested_umem_frames = AFXDP_UMEM_FRAMES_DEFAULT;
+    ad->requested_busy_poll_budget = AFXDP_BUSY_POLL_BUDGET_DEFAULT;
 
     ovs_mutex_lock(&afxdp_mutex);
     hmap_insert(&afxdp_devs, &ad->node, hash_pointer(netdev, 0));
@@ -1418,6 +1488,20 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         group = NULL;
     }
 
+    int bp_usecs = smap_get_int(args, "busy-poll-usecs", 0);
+    int bp_budget = smap_get_int(args, "busy-poll-budget",
+                                 AFXDP_BUSY_POLL_BUDGET_DEFAULT);
+    if (bp_usecs < 0 || bp_usecs > AFXDP_BUSY_POLL_USECS_MAX) {
+        *errp = xasprintf("%s: 'busy-poll-usecs' must be between 0 and %d",
+                          name, AFXDP_BUSY_POLL_USECS_MAX);
+        return EINVAL;
+    }
+    if (bp_budget < 1 || bp_budget > AFXDP_BUSY_POLL_BUDGET_MAX) {
+        *errp = xasprintf("%s: 'busy-poll-budget' must be between 1 and %d",
+                          name, AFXDP_BUSY_POLL_BUDGET_MAX);
+        return EINVAL;
+    }
+
     ovs_mutex_lock(&dev->mutex);
     ovs_mutex_lock(&afxdp_mutex);
     struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
@@ -1426,11 +1510,15 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         || dev->requested_xdp_mode != mode
         || dev->requested_need_wakeup != need_wakeup
         || ad->requested_umem_frames != frames
+        || ad->requested_busy_poll_usecs != bp_usecs
+        || ad->requested_busy_poll_budget != bp_budget
         || !nullable_string_is_equal(ad->requested_umem_group, group)) {
         dev->requested_n_rxq = n_rxq;
         dev->requested_xdp_mode = mode;
         dev->requested_need_wakeup = need_wakeup;
         ad->requested_umem_frames = frames;
+        ad->requested_busy_poll_usecs = bp_usecs;
+        ad->requested_busy_poll_budget = bp_budget;
         free(ad->requested_umem_group);
         ad->requested_umem_group = nullable_xstrdup(group);
         netdev_request_reconfigure(netdev);
@@ -1461,6 +1549,14 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
         smap_add(args, "umem-group", ad->umem_group);
     }
     smap_add(args, "multi-buffer", ad->multi_buffer ? "true" : "false");
+    if (ad->requested_busy_poll_usecs) {
+        smap_add_format(args, "busy-poll-usecs", "%u",
+                        ad->requested_busy_poll_usecs);
+        smap_add_format(args, "busy-poll-budget", "%u",
+                        ad->requested_busy_poll_budget);
+        smap_add(args, "busy-poll-in-use",
+                 ad->busy_poll_in_use ? "true" : "false");
+    }
 
     ovs_mutex_unlock(&afxdp_mutex);
     ovs_mutex_unlock(&dev->mutex);
@@ -1505,6 +1601,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         && dev->xdp_mode == dev->requested_xdp_mode
         && dev->use_need_wakeup == dev->requested_need_wakeup
         && ad->umem_frames == ad->requested_umem_frames
+        && ad->busy_poll_usecs == ad->requested_busy_poll_usecs
+        && ad->busy_poll_budget == ad->requested_busy_poll_budget
         && nullable_string_is_equal(ad->umem_group, ad->requested_umem_group)
         && (!ad->umem_group || dev->xsks[0]->umem->group)) {
         /* Nothing changed, and the UMEM group (if any) is still live. */
@@ -1519,6 +1617,9 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     dev->use_need_wakeup = dev->requested_need_wakeup;
     ad->umem_frames = ad->requested_umem_frames;
+    ad->busy_poll_usecs = ad->requested_busy_poll_usecs;
+    ad->busy_poll_budget = ad->requested_busy_poll_budget;
+    ad->busy_poll_in_use = ad->busy_poll_usecs != 0;
     free(ad->umem_group);
     ad->umem_group = nullable_xstrdup(ad->requested_umem_group);
 
@@ -1867,13 +1968,22 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
 
     afxdp_tx_poll(dev, xsk);
 
+    if (OVS_UNLIKELY(xsk->busy_poll)) {
+        /* The kernel runs one NAPI poll of the device's queue in this
+         * call (with SO_PREFER_BUSY_POLL and the device's interrupts
+         * deferred, nothing else does) and the XDP program redirects what
+         * it receives into our RX ring. */
+        recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+    }
+
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
     afxdp_fill_update(xsk);
     if (!rcvd) {
         /* Only the first time, or when the RX pool ran dry and frames came
          * back to it: the room only grows when the kernel posts packets. */
         afxdp_refill(xsk, false);
-        if (xsk->need_wakeup && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
+        if (xsk->need_wakeup && !xsk->busy_poll
+            && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
             /* The driver sleeps until we poke it. */
             recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT,
                      NULL, NULL);
