@@ -1876,22 +1876,30 @@ afxdp_refill(struct xsk_socket_info *xsk, bool backlog)
     }
 
     while (room >= AFXDP_FILL_BATCH) {
-        void *frames[AFXDP_FILL_BATCH];
+        struct umem_pool *pool = &xsk->rx_pool;
+        const char *area = xsk->umem->area;
         unsigned int n;
         uint32_t idx;
 
-        n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
+        /* umem_pool_pop_n(), writing the frames straight into the ring
+         * rather than through an array. */
+        if (OVS_UNLIKELY(pool->n < AFXDP_FILL_BATCH)) {
+            umem_pool_reclaim(pool);
+        }
+        n = MIN(pool->n, AFXDP_FILL_BATCH);
         if (!n) {
             COVERAGE_INC(afxdp_rx_fill_short);
             afxdp_count(xsk, AFXDP_RX_POOL_EMPTY, 1);
             return;
         }
+        pool->n -= n;
+
         /* xsk_ring_prod__reserve(), knowing the room. */
         idx = xsk->fill.cached_prod;
         xsk->fill.cached_prod += n;
         for (unsigned int i = 0; i < n; i++) {
             *xsk_ring_prod__fill_addr(&xsk->fill, idx + i)
-                = (char *) frames[i] - xsk->umem->area;
+                = (char *) pool->frames[pool->n + i] - area;
         }
         afxdp_prod_publish(&xsk->fill);
         room -= n;
@@ -2233,10 +2241,14 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
     }
 
     int fd = xsk->fd;
+    /* The TX ring's consumer index as the last EAGAIN left it, to tell
+     * whether the next kick made progress.  It is not read before the
+     * first kick, which nearly always empties the ring, because the line
+     * is one the kernel writes (a cache miss per batch): a first EAGAIN
+     * counts as progress, which at worst costs one more kick. */
+    uint32_t before = 0;
 
     for (int i = 0; i < AFXDP_KICK_MAX; i++) {
-        uint32_t before = __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE);
-
         COVERAGE_INC(afxdp_tx_kick);
         afxdp_count(xsk, AFXDP_TX_KICKS, 1);
         if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0
@@ -2252,12 +2264,15 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
             COVERAGE_INC(afxdp_tx_dev_drop);
             afxdp_count(xsk, AFXDP_TX_DEV_DROP, 1);
         } else if (error == EAGAIN) {
-            if (__atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE) == before
-                && !afxdp_complete_tx(xsk)) {
+            uint32_t now = __atomic_load_n(xsk->tx.consumer,
+                                           __ATOMIC_ACQUIRE);
+
+            if (i && now == before && !afxdp_complete_tx(xsk)) {
                 /* No progress, and no completion slot freed: the device's
                  * queue is stopped, or packets are still in flight. */
                 break;
             }
+            before = now;
         } else if (error != EINTR) {
             afxdp_count(xsk, AFXDP_TX_KICK_ERRORS, 1);
             if (error != ENOBUFS && error != ENETDOWN && error != ENXIO) {
@@ -2521,11 +2536,21 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     atomic_read_relaxed(&xsk->tx_seq, &seq);
     atomic_store_relaxed(&xsk->tx_seq, seq + 1);
 
-    /* Reap what the kernel sent since last time, so that the TX frames are
-     * there for this batch. */
-    afxdp_complete_tx(xsk);
-
     size_t n_pkts = dp_packet_batch_size(batch);
+
+    /* Reap what the kernel sent since last time once there is a batch of
+     * it to reap, or when this batch may need the TX frames.  Reading the
+     * completion ring's producer index misses the cache at nearly every
+     * batch (the kernel's transmit on this CPU writes it), and batches are
+     * small when the thread keeps up: once per AFXDP_COMP_BATCH frames
+     * pays it for many packets at once.  The completion ring has room for
+     * every descriptor the TX ring can hold, so a kick never waits for
+     * room that this leaves unreaped; what is left when the port goes
+     * quiet is reaped by afxdp_tx_poll(). */
+    if (xsk->outstanding_tx >= AFXDP_COMP_BATCH
+        || umem_pool_count(&xsk->tx_pool) < n_pkts) {
+        afxdp_complete_tx(xsk);
+    }
 
     for (size_t i = 0; i < n_pkts; ) {
         i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
