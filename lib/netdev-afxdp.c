@@ -452,6 +452,7 @@ static const char *const xdp_mode_names[] = {
     [OVS_AF_XDP_MODE_GENERIC] = "generic",
 };
 
+static void afxdp_refill(struct xsk_socket_info *, bool backlog);
 static void xsk_destroy_all(struct netdev_linux *, struct afxdp_dev *)
     OVS_REQUIRES(afxdp_mutex);
 static void afxdp_unixctl_show(struct unixctl_conn *, int argc,
@@ -1301,6 +1302,15 @@ xsk_configure_mode(struct netdev_linux *dev, struct afxdp_dev *ad,
         dev->xsks[i] = xsk;
         ad->n_bound = i + 1;
 
+        /* Fill the fill ring before the XSKMAP sends packets to the socket:
+         * left to the first poll of the queue, which comes only after the
+         * datapath has taken the new queue in, the kernel dropped what came
+         * meanwhile for want of a frame (rx_dropped and
+         * rx_fill_ring_empty_descs moved in "busy polling", on a loaded
+         * machine).  No thread polls the queue yet, so this one may act as
+         * its owner. */
+        afxdp_refill(xsk, false);
+
         error = xsk_socket__update_xskmap(xsk->xsk, ad->xsks_map_fd);
         if (error) {
             error = -error;
@@ -1987,8 +1997,9 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
     afxdp_fill_update(xsk);
     if (!rcvd) {
-        /* Only the first time, or when the RX pool ran dry and frames came
-         * back to it: the room only grows when the kernel posts packets. */
+        /* Only when the RX pool ran dry and frames came back to it (the
+         * socket's creation filled the ring): the room only grows when the
+         * kernel posts packets. */
         afxdp_refill(xsk, false);
         if (xsk->need_wakeup && !xsk->busy_poll
             && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
