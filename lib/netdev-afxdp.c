@@ -1005,7 +1005,8 @@ xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
  * before 5.11 lacks the options, and values above the sysctls
  * net.core.busy_read and net.core.busy_poll_budget need CAP_NET_ADMIN. */
 static int
-xsk_set_busy_poll(const struct xsk_socket_info *xsk, const struct afxdp_dev *ad)
+xsk_set_busy_poll(const struct xsk_socket_info *xsk,
+                  const struct afxdp_dev *ad)
 {
     const struct {
         int opt;
