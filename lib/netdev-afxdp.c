@@ -213,6 +213,23 @@ COVERAGE_DEFINE(afxdp_tx_orphan);       /* Completed frame of a gone queue. */
 #define BPF_F_XDP_HAS_FRAGS (1U << 5)
 #endif
 
+/* Socket options for busy polling (Linux 5.11), for older headers. */
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+/* options:busy-poll-budget when not given: one NAPI poll brings at most
+ * what one receive takes. */
+#define AFXDP_BUSY_POLL_BUDGET_DEFAULT NETDEV_MAX_BURST
+#define AFXDP_BUSY_POLL_USECS_MAX 1000000
+#define AFXDP_BUSY_POLL_BUDGET_MAX 65535
+
 struct netdev_afxdp_tx_lock {
     PADDED_MEMBERS(CACHE_LINE_SIZE,
         struct ovs_spin lock;
@@ -362,6 +379,7 @@ struct xsk_socket_info {
 
     bool need_wakeup;
     bool multi_buffer;
+    bool busy_poll;             /* Receive runs the device's NAPI itself. */
 
     /* The send path bumps 'tx_seq' at each batch, under the TX lock; the
      * thread polling the queue compares it with 'tx_seq_seen', which only
@@ -399,6 +417,15 @@ struct afxdp_dev {
     char *umem_group;
     char *requested_umem_group;
 
+    /* Busy polling (options:busy-poll-usecs, 0 for none, and
+     * options:busy-poll-budget); 'busy_poll_in_use' is false when the
+     * kernel refused the socket options. */
+    unsigned int busy_poll_usecs;
+    unsigned int requested_busy_poll_usecs;
+    unsigned int busy_poll_budget;
+    unsigned int requested_busy_poll_budget;
+    bool busy_poll_in_use;
+
     /* XDP program, when attached. */
     struct xdp_program *prog;
     enum xdp_attach_mode prog_mode;
@@ -425,6 +452,7 @@ static const char *const xdp_mode_names[] = {
     [OVS_AF_XDP_MODE_GENERIC] = "generic",
 };
 
+static void afxdp_refill(struct xsk_socket_info *, bool backlog);
 static void xsk_destroy_all(struct netdev_linux *, struct afxdp_dev *)
     OVS_REQUIRES(afxdp_mutex);
 static void afxdp_unixctl_show(struct unixctl_conn *, int argc,
@@ -966,6 +994,38 @@ xsk_bind(struct xsk_socket_info *xsk, const char *name, int qid,
     return -error;
 }
 
+/* Asks the kernel to let the receive of 'xsk' poll the device's NAPI
+ * instance itself (busy polling, see "options:busy-poll-usecs" in
+ * Documentation/howto/afxdp-netdev.rst): SO_PREFER_BUSY_POLL, so that a
+ * device configured to defer its interrupts (napi_defer_hard_irqs,
+ * gro_flush_timeout) leaves its receive work to our polls, SO_BUSY_POLL
+ * for how long a blocking poll may spin (ours never block, but the kernel
+ * busy polls a socket only with it non-zero) and SO_BUSY_POLL_BUDGET for
+ * the packets of one NAPI poll.  Returns 0 or an errno value: a kernel
+ * before 5.11 lacks the options, and values above the sysctls
+ * net.core.busy_read and net.core.busy_poll_budget need CAP_NET_ADMIN. */
+static int
+xsk_set_busy_poll(const struct xsk_socket_info *xsk,
+                  const struct afxdp_dev *ad)
+{
+    const struct {
+        int opt;
+        int value;
+    } opts[] = {
+        { SO_PREFER_BUSY_POLL, 1 },
+        { SO_BUSY_POLL, ad->busy_poll_usecs },
+        { SO_BUSY_POLL_BUDGET, ad->busy_poll_budget },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+        if (setsockopt(xsk->fd, SOL_SOCKET, opts[i].opt, &opts[i].value,
+                       sizeof opts[i].value)) {
+            return errno;
+        }
+    }
+    return 0;
+}
+
 /* Creates the socket of queue 'qid'.  'mode' is the socket mode to try:
  * OVS_AF_XDP_MODE_NATIVE_ZC for zero-copy, anything else for copy mode. */
 static struct xsk_socket_info *
@@ -1040,6 +1100,17 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     xsk->fd = xsk_socket__fd(xsk->xsk);
     xsk->need_wakeup = umem->need_wakeup;
     xsk->multi_buffer = umem->multi_buffer;
+    if (ad->busy_poll_usecs) {
+        error = xsk_set_busy_poll(xsk, ad);
+        if (error) {
+            VLOG_WARN_RL(&rl, "%s: queue %d: busy polling refused by the "
+                         "kernel, receiving without: %s", name, qid,
+                         ovs_strerror(error));
+            ad->busy_poll_in_use = false;
+        } else {
+            xsk->busy_poll = true;
+        }
+    }
 
     /* Hand out the slice: RX frames to the pool that feeds the fill ring,
      * the rest to the TX pool. */
@@ -1232,6 +1303,15 @@ xsk_configure_mode(struct netdev_linux *dev, struct afxdp_dev *ad,
         dev->xsks[i] = xsk;
         ad->n_bound = i + 1;
 
+        /* Fill the fill ring before the XSKMAP sends packets to the socket:
+         * left to the first poll of the queue, which comes only after the
+         * datapath has taken the new queue in, the kernel dropped what came
+         * meanwhile for want of a frame (rx_dropped and
+         * rx_fill_ring_empty_descs moved in "busy polling", on a loaded
+         * machine).  No thread polls the queue yet, so this one may act as
+         * its owner. */
+        afxdp_refill(xsk, false);
+
         error = xsk_socket__update_xskmap(xsk->xsk, ad->xsks_map_fd);
         if (error) {
             error = -error;
@@ -1290,6 +1370,7 @@ netdev_afxdp_construct(struct netdev *netdev)
     ad->netdev = netdev;
     ad->xsks_map_fd = -1;
     ad->requested_umem_frames = AFXDP_UMEM_FRAMES_DEFAULT;
+    ad->requested_busy_poll_budget = AFXDP_BUSY_POLL_BUDGET_DEFAULT;
 
     ovs_mutex_lock(&afxdp_mutex);
     hmap_insert(&afxdp_devs, &ad->node, hash_pointer(netdev, 0));
@@ -1418,6 +1499,20 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         group = NULL;
     }
 
+    int bp_usecs = smap_get_int(args, "busy-poll-usecs", 0);
+    int bp_budget = smap_get_int(args, "busy-poll-budget",
+                                 AFXDP_BUSY_POLL_BUDGET_DEFAULT);
+    if (bp_usecs < 0 || bp_usecs > AFXDP_BUSY_POLL_USECS_MAX) {
+        *errp = xasprintf("%s: 'busy-poll-usecs' must be between 0 and %d",
+                          name, AFXDP_BUSY_POLL_USECS_MAX);
+        return EINVAL;
+    }
+    if (bp_budget < 1 || bp_budget > AFXDP_BUSY_POLL_BUDGET_MAX) {
+        *errp = xasprintf("%s: 'busy-poll-budget' must be between 1 and %d",
+                          name, AFXDP_BUSY_POLL_BUDGET_MAX);
+        return EINVAL;
+    }
+
     ovs_mutex_lock(&dev->mutex);
     ovs_mutex_lock(&afxdp_mutex);
     struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
@@ -1426,11 +1521,15 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         || dev->requested_xdp_mode != mode
         || dev->requested_need_wakeup != need_wakeup
         || ad->requested_umem_frames != frames
+        || ad->requested_busy_poll_usecs != bp_usecs
+        || ad->requested_busy_poll_budget != bp_budget
         || !nullable_string_is_equal(ad->requested_umem_group, group)) {
         dev->requested_n_rxq = n_rxq;
         dev->requested_xdp_mode = mode;
         dev->requested_need_wakeup = need_wakeup;
         ad->requested_umem_frames = frames;
+        ad->requested_busy_poll_usecs = bp_usecs;
+        ad->requested_busy_poll_budget = bp_budget;
         free(ad->requested_umem_group);
         ad->requested_umem_group = nullable_xstrdup(group);
         netdev_request_reconfigure(netdev);
@@ -1461,6 +1560,14 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
         smap_add(args, "umem-group", ad->umem_group);
     }
     smap_add(args, "multi-buffer", ad->multi_buffer ? "true" : "false");
+    if (ad->requested_busy_poll_usecs) {
+        smap_add_format(args, "busy-poll-usecs", "%u",
+                        ad->requested_busy_poll_usecs);
+        smap_add_format(args, "busy-poll-budget", "%u",
+                        ad->requested_busy_poll_budget);
+        smap_add(args, "busy-poll-in-use",
+                 ad->busy_poll_in_use ? "true" : "false");
+    }
 
     ovs_mutex_unlock(&afxdp_mutex);
     ovs_mutex_unlock(&dev->mutex);
@@ -1505,6 +1612,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         && dev->xdp_mode == dev->requested_xdp_mode
         && dev->use_need_wakeup == dev->requested_need_wakeup
         && ad->umem_frames == ad->requested_umem_frames
+        && ad->busy_poll_usecs == ad->requested_busy_poll_usecs
+        && ad->busy_poll_budget == ad->requested_busy_poll_budget
         && nullable_string_is_equal(ad->umem_group, ad->requested_umem_group)
         && (!ad->umem_group || dev->xsks[0]->umem->group)) {
         /* Nothing changed, and the UMEM group (if any) is still live. */
@@ -1519,6 +1628,9 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     dev->use_need_wakeup = dev->requested_need_wakeup;
     ad->umem_frames = ad->requested_umem_frames;
+    ad->busy_poll_usecs = ad->requested_busy_poll_usecs;
+    ad->busy_poll_budget = ad->requested_busy_poll_budget;
+    ad->busy_poll_in_use = ad->busy_poll_usecs != 0;
     free(ad->umem_group);
     ad->umem_group = nullable_xstrdup(ad->requested_umem_group);
 
@@ -1775,22 +1887,30 @@ afxdp_refill(struct xsk_socket_info *xsk, bool backlog)
     }
 
     while (room >= AFXDP_FILL_BATCH) {
-        void *frames[AFXDP_FILL_BATCH];
+        struct umem_pool *pool = &xsk->rx_pool;
+        const char *area = xsk->umem->area;
         unsigned int n;
         uint32_t idx;
 
-        n = umem_pool_pop_n(&xsk->rx_pool, frames, AFXDP_FILL_BATCH);
+        /* umem_pool_pop_n(), writing the frames straight into the ring
+         * rather than through an array. */
+        if (OVS_UNLIKELY(pool->n < AFXDP_FILL_BATCH)) {
+            umem_pool_reclaim(pool);
+        }
+        n = MIN(pool->n, AFXDP_FILL_BATCH);
         if (!n) {
             COVERAGE_INC(afxdp_rx_fill_short);
             afxdp_count(xsk, AFXDP_RX_POOL_EMPTY, 1);
             return;
         }
+        pool->n -= n;
+
         /* xsk_ring_prod__reserve(), knowing the room. */
         idx = xsk->fill.cached_prod;
         xsk->fill.cached_prod += n;
         for (unsigned int i = 0; i < n; i++) {
             *xsk_ring_prod__fill_addr(&xsk->fill, idx + i)
-                = (char *) frames[i] - xsk->umem->area;
+                = (char *) pool->frames[pool->n + i] - area;
         }
         afxdp_prod_publish(&xsk->fill);
         room -= n;
@@ -1867,13 +1987,23 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq, struct dp_packet_batch *batch,
 
     afxdp_tx_poll(dev, xsk);
 
+    if (OVS_UNLIKELY(xsk->busy_poll)) {
+        /* The kernel runs one NAPI poll of the device's queue in this
+         * call (with SO_PREFER_BUSY_POLL and the device's interrupts
+         * deferred, nothing else does) and the XDP program redirects what
+         * it receives into our RX ring. */
+        recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+    }
+
     rcvd = xsk_ring_cons__peek(&xsk->rx, NETDEV_MAX_BURST, &idx);
     afxdp_fill_update(xsk);
     if (!rcvd) {
-        /* Only the first time, or when the RX pool ran dry and frames came
-         * back to it: the room only grows when the kernel posts packets. */
+        /* Only when the RX pool ran dry and frames came back to it (the
+         * socket's creation filled the ring): the room only grows when the
+         * kernel posts packets. */
         afxdp_refill(xsk, false);
-        if (xsk->need_wakeup && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
+        if (xsk->need_wakeup && !xsk->busy_poll
+            && xsk_ring_prod__needs_wakeup(&xsk->fill)) {
             /* The driver sleeps until we poke it. */
             recvfrom(xsk->fd, NULL, 0, MSG_DONTWAIT,
                      NULL, NULL);
@@ -2123,10 +2253,14 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
     }
 
     int fd = xsk->fd;
+    /* The TX ring's consumer index as the last EAGAIN left it, to tell
+     * whether the next kick made progress.  It is not read before the
+     * first kick, which nearly always empties the ring, because the line
+     * is one the kernel writes (a cache miss per batch): a first EAGAIN
+     * counts as progress, which at worst costs one more kick. */
+    uint32_t before = 0;
 
     for (int i = 0; i < AFXDP_KICK_MAX; i++) {
-        uint32_t before = __atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE);
-
         COVERAGE_INC(afxdp_tx_kick);
         afxdp_count(xsk, AFXDP_TX_KICKS, 1);
         if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0
@@ -2142,12 +2276,15 @@ afxdp_kick_tx(struct xsk_socket_info *xsk, bool force)
             COVERAGE_INC(afxdp_tx_dev_drop);
             afxdp_count(xsk, AFXDP_TX_DEV_DROP, 1);
         } else if (error == EAGAIN) {
-            if (__atomic_load_n(xsk->tx.consumer, __ATOMIC_ACQUIRE) == before
-                && !afxdp_complete_tx(xsk)) {
+            uint32_t now = __atomic_load_n(xsk->tx.consumer,
+                                           __ATOMIC_ACQUIRE);
+
+            if (i && now == before && !afxdp_complete_tx(xsk)) {
                 /* No progress, and no completion slot freed: the device's
                  * queue is stopped, or packets are still in flight. */
                 break;
             }
+            before = now;
         } else if (error != EINTR) {
             afxdp_count(xsk, AFXDP_TX_KICK_ERRORS, 1);
             if (error != ENOBUFS && error != ENETDOWN && error != ENXIO) {
@@ -2411,11 +2548,21 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     atomic_read_relaxed(&xsk->tx_seq, &seq);
     atomic_store_relaxed(&xsk->tx_seq, seq + 1);
 
-    /* Reap what the kernel sent since last time, so that the TX frames are
-     * there for this batch. */
-    afxdp_complete_tx(xsk);
-
     size_t n_pkts = dp_packet_batch_size(batch);
+
+    /* Reap what the kernel sent since last time once there is a batch of
+     * it to reap, or when this batch may need the TX frames.  Reading the
+     * completion ring's producer index misses the cache at nearly every
+     * batch (the kernel's transmit on this CPU writes it), and batches are
+     * small when the thread keeps up: once per AFXDP_COMP_BATCH frames
+     * pays it for many packets at once.  The completion ring has room for
+     * every descriptor the TX ring can hold, so a kick never waits for
+     * room that this leaves unreaped; what is left when the port goes
+     * quiet is reaped by afxdp_tx_poll(). */
+    if (xsk->outstanding_tx >= AFXDP_COMP_BATCH
+        || umem_pool_count(&xsk->tx_pool) < n_pkts) {
+        afxdp_complete_tx(xsk);
+    }
 
     for (size_t i = 0; i < n_pkts; ) {
         i += afxdp_tx_burst(xsk, &batch->packets[i], n_pkts - i,
