@@ -377,13 +377,32 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     if (n > OVS_BPF_MAX_ACTIONS) {
         n = OVS_BPF_MAX_ACTIONS;
     }
-    /* Copy only the slots in use (a loop the verifier bounds by the
-     * constant, with an early exit at n). */
-    for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
-        if (i >= n) {
-            break;
+    /* Copy only the slots in use (loops the verifier bounds by the
+     * constant, with an early exit at n), from the entry or, for a long
+     * list, from 'flow_actions'. */
+    if (n <= OVS_BPF_FLOW_INLINE_ACTIONS) {
+        for (i = 0; i < OVS_BPF_FLOW_INLINE_ACTIONS; i++) {
+            if (i >= n) {
+                break;
+            }
+            s->actions[i] = flow->actions[i];
         }
-        s->actions[i] = flow->actions[i];
+    } else {
+        __u64 id = flow->actions_id;
+        struct ovs_bpf_flow_actions *fa;
+
+        fa = bpf_map_lookup_elem(&flow_actions, &id);
+        if (!fa) {
+            /* The flow was modified or deleted since the lookup found it
+             * (see struct ovs_bpf_flow): ovs-vswitchd decides. */
+            return ovs_bpf_miss(skb, s);
+        }
+        for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
+            if (i >= n) {
+                break;
+            }
+            s->actions[i] = fa->actions[i];
+        }
     }
     s->n_actions = n;
     return ovs_bpf_run_flow(skb, s);
