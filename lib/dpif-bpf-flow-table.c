@@ -870,7 +870,8 @@ struct dp_bpf_put_prep {
     ovs_u128 ufid;
     struct ovs_bpf_flow_key bkey, bmask;
     struct ovs_bpf_flow value;
-    struct ovs_bpf_flow_actions fa;     /* For build_flow_value(). */
+    struct ovs_bpf_flow_actions *fa;    /* A long list (see struct
+                                         * ovs_bpf_flow), or NULL. */
     struct match *l3_match;     /* A layer 3 flow (see struct dp_bpf_flow),
                                  * owned by the prep until the flow takes
                                  * it. */
@@ -887,6 +888,7 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
         memset(put->stats, 0, sizeof *put->stats);
     }
     prep->l3_match = NULL;
+    prep->fa = NULL;
     error = dpif_bpf_odp_to_l3_match(put->key, put->key_len, put->mask,
                                      put->mask_len, &l3_match);
     if (error != ENOENT) {
@@ -907,8 +909,17 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
                                 put->mask_len, &prep->bkey, &prep->bmask);
     if (!error) {
+        /* On the stack: a handler prepares up to DP_BPF_PUT_BATCH puts in
+         * one array, which with 2 kB more each would be a block that glibc
+         * maps and unmaps at each batch (above its mmap threshold, see
+         * ovs_libbpf_log_init()), page faults for every page of it. */
+        struct ovs_bpf_flow_actions fa;
+
         error = build_flow_value(put->actions, put->actions_len, NULL,
-                                 &prep->value, &prep->fa);
+                                 &prep->value, &fa);
+        if (!error && flow_value_is_long(&prep->value)) {
+            prep->fa = xmemdup(&fa, sizeof fa);
+        }
     }
     if (!error) {
         get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
@@ -1075,7 +1086,7 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
     }
     if (flow) {
         *errorp = dp_bpf_flow_modify(dp, flow, put, &prep->value,
-                                     &prep->fa);
+                                     prep->fa);
         return;
     }
 
@@ -1130,7 +1141,7 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
         .flow = flow,
         .put = put,
         .value = &prep->value,
-        .fa = &prep->fa,
+        .fa = prep->fa,
         .error = errorp,
     };
 }
@@ -1173,6 +1184,7 @@ dp_bpf_flow_put_batch__(struct dp_bpf *dp, struct dpif_flow_put **puts,
 
     for (size_t i = 0; i < n; i++) {
         free(preps[i].l3_match);
+        free(preps[i].fa);
     }
     free(b.pending);
     free(preps);
