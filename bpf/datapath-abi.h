@@ -60,6 +60,7 @@
     { "flow_table_w2", "flow_table_w4", "flow_table_w6", "flow_table_w8", \
       "flow_table_w12", "flow_table_w16", "flow_table_w24", \
       "flow_table_w32" }
+#define OVS_BPF_MAP_FLOW_ACTIONS "flow_actions"  /* Long action lists. */
 #define OVS_BPF_MAP_FLOW_MASKS  "flow_masks"
 #define OVS_BPF_MAP_DP_CONFIG   "dp_config"
 #define OVS_BPF_MAP_MASK_ORDER  "mask_order"
@@ -689,10 +690,32 @@ struct ovs_bpf_flow_stats {
  * OVS_BPF_UPCALL_SLOW_PATH and ovs-vswitchd executes its actions. */
 #define OVS_BPF_FLOW_F_USERSPACE (1u << 0)
 
+/* A flow table entry.  A flow's action slots are in the entry itself if
+ * there are at most OVS_BPF_FLOW_INLINE_ACTIONS of them, as for most flows;
+ * a longer list is in the 'flow_actions' map (struct
+ * ovs_bpf_flow_actions) under 'actions_id', a key that ovs-vswitchd never
+ * gives twice in the life of a datapath, so that a lookup that found the
+ * entry just before a modify or a delete finds the list gone at worst (the
+ * packet then goes up as a miss), never another flow's list.
+ *
+ * Why not all 32 slots in the entry: the flow tables are hash maps without
+ * preallocation, whose entries the kernel allocates at each flow install;
+ * a 2 KiB entry (a 4 KiB slab object) took most of the CPU time of a flow
+ * setup (see "Performance" in Documentation/topics/dpif-bpf.rst). */
+#define OVS_BPF_FLOW_INLINE_ACTIONS 4
+
 struct ovs_bpf_flow {
     struct ovs_bpf_flow_stats stats;
     __u32 flags;                /* OVS_BPF_FLOW_F_*. */
     __u32 n_actions;            /* Slots in use, at most 32. */
+    __u64 actions_id;           /* 'flow_actions' key of the slots if
+                                 * 'n_actions' > OVS_BPF_FLOW_INLINE_ACTIONS,
+                                 * otherwise 0. */
+    struct ovs_bpf_action actions[OVS_BPF_FLOW_INLINE_ACTIONS];
+};
+
+/* The action slots of a flow with more than OVS_BPF_FLOW_INLINE_ACTIONS. */
+struct ovs_bpf_flow_actions {
     struct ovs_bpf_action actions[OVS_BPF_MAX_ACTIONS];
 };
 

@@ -280,10 +280,9 @@ struct ovs_bpf_leading {
 /* Runs slot 'i' if it is an action that needs no program of its own:
  * set_eth, push_vlan, pop_vlan, set of skb_priority or skb_mark.  A
  * bpf_loop() callback: returns 1 to stop at the first other slot. */
-static long
-ovs_bpf_run_leading_step(__u32 i, void *l_)
+static __always_inline long
+ovs_bpf_run_leading_step__(__u32 i, struct ovs_bpf_leading *l, __u32 max)
 {
-    struct ovs_bpf_leading *l = l_;
     struct __sk_buff *skb = l->skb;
     struct ovs_bpf_scratch *s = l->s;
     struct ovs_bpf_action *a;
@@ -293,7 +292,7 @@ ovs_bpf_run_leading_step(__u32 i, void *l_)
     /* Verifier: as in ovs_bpf_slot(), the bound check and the address
      * use the same register. */
     asm volatile("" : "+r"(i));
-    if (i >= OVS_BPF_MAX_ACTIONS || i >= l->n) {
+    if (i >= max || i >= l->n) {
         return 1;
     }
     a = &l->actions[i];
@@ -324,26 +323,50 @@ ovs_bpf_run_leading_step(__u32 i, void *l_)
     return 0;
 }
 
+/* ovs_bpf_run_leading_step() for an array of OVS_BPF_MAX_ACTIONS slots (a
+ * downcall's, a long list's in 'flow_actions'). */
+static long
+ovs_bpf_run_leading_step(__u32 i, void *l)
+{
+    return ovs_bpf_run_leading_step__(i, l, OVS_BPF_MAX_ACTIONS);
+}
+
+/* ovs_bpf_run_leading_step() for the OVS_BPF_FLOW_INLINE_ACTIONS slots of a
+ * flow's entry: the verifier checks each read against the array's size. */
+static long
+ovs_bpf_run_leading_step_inline(__u32 i, void *l)
+{
+    return ovs_bpf_run_leading_step__(i, l, OVS_BPF_FLOW_INLINE_ACTIONS);
+}
+
 /* Runs the leading slots of the 'n' slots 'actions' (a flow's, or a
  * downcall's in 's') that need no program of their own, here
  * (ovs_bpf_run_leading_step()): most flows are a few such rewrites and an
  * output, which ovs_bpf_run_actions() then does from here too, so the
  * whole list runs in this program, without the tail call and the prologue
  * of an action program for each slot (see "Performance" in dpif-bpf.rst).
- * Sets '*next' to the first slot not run.  Returns false if an action
- * failed (counted).
+ * 'inline_' says that 'actions' are the OVS_BPF_FLOW_INLINE_ACTIONS slots
+ * of a flow's entry rather than an array of OVS_BPF_MAX_ACTIONS.  Sets
+ * '*next' to the first slot not run.  Returns false if an action failed
+ * (counted).
  *
  * Verifier: a bpf_loop() callback is verified once per kind of 'actions'
  * whatever the number of slots it runs (an inlined or bounded loop took
  * over 1M instructions: once per slot and per state of the caller). */
 static __always_inline bool
 ovs_bpf_run_leading(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                    struct ovs_bpf_action *actions, __u32 n, __u32 *next)
+                    struct ovs_bpf_action *actions, __u32 n, bool inline_,
+                    __u32 *next)
 {
     struct ovs_bpf_leading l = { .skb = skb, .s = s, .actions = actions,
                                  .n = n };
 
-    bpf_loop(OVS_BPF_MAX_ACTIONS, ovs_bpf_run_leading_step, &l, 0);
+    if (inline_) {
+        bpf_loop(OVS_BPF_FLOW_INLINE_ACTIONS,
+                 ovs_bpf_run_leading_step_inline, &l, 0);
+    } else {
+        bpf_loop(OVS_BPF_MAX_ACTIONS, ovs_bpf_run_leading_step, &l, 0);
+    }
     *next = l.next;
     if (l.failed) {
         ovs_bpf_action_failed(l.failed);
@@ -359,7 +382,8 @@ ovs_bpf_run_flow(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
     __u32 next;
 
-    if (!ovs_bpf_run_leading(skb, s, s->actions, s->n_actions, &next)) {
+    if (!ovs_bpf_run_leading(skb, s, s->actions, s->n_actions, false,
+                             &next)) {
         return TC_ACT_SHOT;
     }
     return ovs_bpf_run_actions(skb, s, next);
@@ -422,21 +446,47 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
      * copied there: a chain that is only rewrites and an output copies
      * at most its output.  Reading in place or copying, a concurrent
      * change of the flow could be seen half way alike (a change of a flow
-     * replaces its entry with a new one, whose memory may be reused); the
-     * copy takes 2 kB of moves for 32 slots. */
+     * replaces its entry with a new one, whose memory may be reused).
+     * The slots are in the entry, or for a long list in 'flow_actions';
+     * each has a loop of its own, bounded by its array's size. */
     s->n_actions = n;
-    if (!ovs_bpf_run_leading(skb, s, flow->actions, n, &next)) {
-        return TC_ACT_SHOT;
-    }
-    for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
-        __u32 j = next + i;
-
-        /* Verifier: the same register is checked and used. */
-        asm volatile("" : "+r"(j));
-        if (j >= n || j >= OVS_BPF_MAX_ACTIONS) {
-            break;
+    if (n <= OVS_BPF_FLOW_INLINE_ACTIONS) {
+        if (!ovs_bpf_run_leading(skb, s, flow->actions, n, true, &next)) {
+            return TC_ACT_SHOT;
         }
-        s->actions[j] = flow->actions[j];
+        for (i = 0; i < OVS_BPF_FLOW_INLINE_ACTIONS; i++) {
+            __u32 j = next + i;
+
+            /* Verifier: the same register is checked and used. */
+            asm volatile("" : "+r"(j));
+            if (j >= n || j >= OVS_BPF_FLOW_INLINE_ACTIONS) {
+                break;
+            }
+            s->actions[j] = flow->actions[j];
+        }
+    } else {
+        __u64 id = flow->actions_id;
+        struct ovs_bpf_flow_actions *fa;
+
+        fa = bpf_map_lookup_elem(&flow_actions, &id);
+        if (!fa) {
+            /* The flow was modified or deleted since the lookup found it
+             * (see struct ovs_bpf_flow): ovs-vswitchd decides. */
+            return ovs_bpf_miss(skb, s);
+        }
+        if (!ovs_bpf_run_leading(skb, s, fa->actions, n, false, &next)) {
+            return TC_ACT_SHOT;
+        }
+        for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
+            __u32 j = next + i;
+
+            /* Verifier: the same register is checked and used. */
+            asm volatile("" : "+r"(j));
+            if (j >= n || j >= OVS_BPF_MAX_ACTIONS) {
+                break;
+            }
+            s->actions[j] = fa->actions[j];
+        }
     }
     return ovs_bpf_run_actions(skb, s, next);
 }

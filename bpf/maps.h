@@ -38,8 +38,9 @@
  * 'flow_table_wN' is the first 8 + 8 * N bytes of struct
  * ovs_bpf_flow_table_key, declared for the map's BTF (bpftool shows keys
  * with it; the kernel refuses a map with a value type and no key type).
- * Not preallocated: a preallocated table of 64k 2 KiB entries would pin
- * 140 MB per table whether or not it is used. */
+ * Not preallocated: a preallocated table would pin its memory whether or
+ * not it is used, and a deleted entry of a preallocated map is reused at
+ * once, under a lookup that may still read it. */
 #define OVS_BPF_FLOW_TABLE_MAP(WORDS)                       \
     struct ovs_bpf_flow_table_key_w##WORDS {                \
         __u32 mask_id;                                      \
@@ -63,6 +64,18 @@ OVS_BPF_FLOW_TABLE_MAP(12);
 OVS_BPF_FLOW_TABLE_MAP(16);
 OVS_BPF_FLOW_TABLE_MAP(24);
 OVS_BPF_FLOW_TABLE_MAP(32);
+
+/* The action lists of the flows with more than OVS_BPF_FLOW_INLINE_ACTIONS
+ * slots, by the flow entry's 'actions_id' (see struct ovs_bpf_flow).  The
+ * loader sizes it as the flow tables. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u64);
+    __type(value, struct ovs_bpf_flow_actions);
+    __uint(max_entries, 65536);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} flow_actions SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);

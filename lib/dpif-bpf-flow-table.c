@@ -499,30 +499,44 @@ dp_bpf_flow_free(struct dp_bpf *dp, struct dp_bpf_flow *flow)
     free(flow);
 }
 
-/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats'.
+/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats',
+ * and into 'fa', which has the slots of a list too long for the entry
+ * (see struct ovs_bpf_flow; 'value->actions_id' is left 0 for the caller).
  * Actions that are valid but beyond the BPF programs make the flow a
  * userspace one. */
 static int
 build_flow_value(const struct nlattr *actions, size_t actions_len,
                  const struct ovs_bpf_flow_stats *stats,
-                 struct ovs_bpf_flow *value)
+                 struct ovs_bpf_flow *value, struct ovs_bpf_flow_actions *fa)
 {
     int error;
 
     memset(value, 0, sizeof *value);
+    memset(fa, 0, sizeof *fa);
     if (stats) {
         value->stats = *stats;
     }
-    error = dpif_bpf_odp_to_actions(actions, actions_len, value->actions,
+    error = dpif_bpf_odp_to_actions(actions, actions_len, fa->actions,
                                     &value->n_actions);
     if (error == E2BIG) {
         COVERAGE_INC(dpif_bpf_flow_userspace);
-        memset(value->actions, 0, sizeof value->actions);
+        memset(fa, 0, sizeof *fa);
         value->n_actions = 0;
         value->flags = OVS_BPF_FLOW_F_USERSPACE;
         error = 0;
     }
+    if (!error && value->n_actions <= OVS_BPF_FLOW_INLINE_ACTIONS) {
+        memcpy(value->actions, fa->actions,
+               value->n_actions * sizeof *value->actions);
+    }
     return error;
+}
+
+/* Whether the BPF entry 'value' keeps its slots in 'flow_actions'. */
+static bool
+flow_value_is_long(const struct ovs_bpf_flow *value)
+{
+    return value->n_actions > OVS_BPF_FLOW_INLINE_ACTIONS;
 }
 
 static int
@@ -660,6 +674,8 @@ struct dp_bpf_put_batch {
         struct dp_bpf_flow *flow;
         const struct dpif_flow_put *put;
         const struct ovs_bpf_flow *value;
+        const struct ovs_bpf_flow_actions *fa;  /* If the flow's
+                                                 * 'actions_id'. */
         int *error;
     } *pending;
 };
@@ -711,6 +727,72 @@ put_batch_save(struct dp_bpf *dp, struct dp_bpf_pending_put *pending,
     free(sfs);
 }
 
+/* Fails the pending put 'p', whose BPF entry the kernel refused with
+ * 'error': its flow leaves the flow table again. */
+static void
+put_batch_fail(struct dp_bpf *dp, struct dp_bpf_pending_put *p, int error)
+    OVS_REQUIRES(dp->mutex)
+{
+    error = flow_put_errno(error);
+    if (!(p->put->flags & DPIF_FP_PROBE)) {
+        VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF flow table "
+                     "(%s)", dp->name, ovs_strerror(error));
+    }
+    dp_bpf_mask_unref(dp, p->flow->tkey.mask_id);
+    dp_bpf_flow_free(dp, p->flow);
+    *p->error = error;
+}
+
+/* Writes the long action lists of the new flows of 'b' (see struct
+ * ovs_bpf_flow) in one batch, before the entries that point to them, and
+ * fails the puts whose list the kernel refuses: their flows are left out
+ * of 'b'. */
+static void
+put_batch_write_actions(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
+    OVS_REQUIRES(dp->mutex)
+{
+    struct ovs_bpf_flow_actions *fas;
+    size_t n = 0, n_kept = 0;
+    uint64_t *ids;
+    int *errors;
+
+    for (size_t i = 0; i < b->n; i++) {
+        n += b->pending[i].flow->actions_id != 0;
+    }
+    if (!n) {
+        return;
+    }
+    fas = xmalloc(n * sizeof *fas);
+    ids = xmalloc(n * sizeof *ids);
+    errors = xmalloc(n * sizeof *errors);
+    n = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct dp_bpf_pending_put *p = &b->pending[i];
+
+        if (p->flow->actions_id) {
+            ids[n] = p->flow->actions_id;
+            fas[n++] = *p->fa;
+        }
+    }
+    /* The keys are new: BPF_ANY, the only flag of a batch update. */
+    map_batch(MAP_BATCH_UPDATE, dp->obj->flow_actions_fd, ids, sizeof *ids,
+              fas, sizeof *fas, n, UINT32_MAX, BPF_ANY, errors);
+    n = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct dp_bpf_pending_put *p = &b->pending[i];
+
+        if (p->flow->actions_id && errors[n++]) {
+            put_batch_fail(dp, p, errors[n - 1]);
+        } else {
+            b->pending[n_kept++] = *p;
+        }
+    }
+    b->n = n_kept;
+    free(errors);
+    free(ids);
+    free(fas);
+}
+
 /* Writes the BPF entries of the new flows of 'b', one batch per BPF flow
  * table, then saves them.  A flow whose entry the kernel refuses leaves the
  * flow table again, with the error in its put. */
@@ -724,6 +806,7 @@ put_batch_flush(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
     uint8_t *keys;
     int *errors;
 
+    put_batch_write_actions(dp, b);
     if (!b->n) {
         return;
     }
@@ -761,16 +844,12 @@ put_batch_flush(struct dp_bpf *dp, struct dp_bpf_put_batch *b)
             struct dp_bpf_pending_put *p = in_t[i];
 
             if (errors[i]) {
-                int error = flow_put_errno(errors[i]);
+                uint64_t id = p->flow->actions_id;
 
-                if (!(p->put->flags & DPIF_FP_PROBE)) {
-                    VLOG_INFO_RL(&rl, "%s: cannot insert flow into the BPF "
-                                 "flow table (%s)", dp->name,
-                                 ovs_strerror(error));
+                if (id) {
+                    bpf_map_delete_elem(dp->obj->flow_actions_fd, &id);
                 }
-                dp_bpf_mask_unref(dp, p->flow->tkey.mask_id);
-                dp_bpf_flow_free(dp, p->flow);
-                *p->error = error;
+                put_batch_fail(dp, p, errors[i]);
             } else {
                 *p->error = 0;
                 done[n_done++] = *p;
@@ -791,6 +870,8 @@ struct dp_bpf_put_prep {
     ovs_u128 ufid;
     struct ovs_bpf_flow_key bkey, bmask;
     struct ovs_bpf_flow value;
+    struct ovs_bpf_flow_actions *fa;    /* A long list (see struct
+                                         * ovs_bpf_flow), or NULL. */
     struct match *l3_match;     /* A layer 3 flow (see struct dp_bpf_flow),
                                  * owned by the prep until the flow takes
                                  * it. */
@@ -807,6 +888,7 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
         memset(put->stats, 0, sizeof *put->stats);
     }
     prep->l3_match = NULL;
+    prep->fa = NULL;
     error = dpif_bpf_odp_to_l3_match(put->key, put->key_len, put->mask,
                                      put->mask_len, &l3_match);
     if (error != ENOENT) {
@@ -827,8 +909,17 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
     error = dpif_bpf_odp_to_key(put->key, put->key_len, put->mask,
                                 put->mask_len, &prep->bkey, &prep->bmask);
     if (!error) {
+        /* On the stack: a handler prepares up to DP_BPF_PUT_BATCH puts in
+         * one array, which with 2 kB more each would be a block that glibc
+         * maps and unmaps at each batch (above its mmap threshold, see
+         * ovs_libbpf_log_init()), page faults for every page of it. */
+        struct ovs_bpf_flow_actions fa;
+
         error = build_flow_value(put->actions, put->actions_len, NULL,
-                                 &prep->value);
+                                 &prep->value, &fa);
+        if (!error && flow_value_is_long(&prep->value)) {
+            prep->fa = xmemdup(&fa, sizeof fa);
+        }
     }
     if (!error) {
         get_ufid(put->ufid, put->key, put->key_len, &prep->ufid);
@@ -845,12 +936,16 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
     return error;
 }
 
-/* Modifies 'flow' as 'put' says, writing its BPF entry now. */
+/* Modifies 'flow' as 'put' says, writing its BPF entry now ('value', and
+ * 'fa' for a long action list, which gets a new 'actions_id': a lookup
+ * that read the old entry never finds the new list under the old id). */
 static int
 dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
-                   struct dpif_flow_put *put, struct ovs_bpf_flow *value)
+                   struct dpif_flow_put *put, struct ovs_bpf_flow *value,
+                   const struct ovs_bpf_flow_actions *fa)
     OVS_REQUIRES(dp->mutex)
 {
+    uint64_t old_id = flow->actions_id;
     struct ovs_bpf_flow old;
 
     if (!(put->flags & DPIF_FP_MODIFY)) {
@@ -867,10 +962,28 @@ dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     } else {
         memset(&flow->up_stats, 0, sizeof flow->up_stats);
     }
+    value->actions_id = 0;
+    if (flow_value_is_long(value)) {
+        value->actions_id = ++dp->actions_id;
+        if (bpf_map_update_elem(dp->obj->flow_actions_fd,
+                                &value->actions_id, fa, BPF_NOEXIST)) {
+            return flow_put_errno(errno);
+        }
+    }
     if (bpf_map_update_elem(dp_bpf_flow_table_fd(dp, flow->tkey.mask_id),
                             &flow->tkey, value, BPF_EXIST)) {
-        return flow_put_errno(errno);
+        int error = errno;
+
+        if (value->actions_id) {
+            bpf_map_delete_elem(dp->obj->flow_actions_fd,
+                                &value->actions_id);
+        }
+        return flow_put_errno(error);
     }
+    if (old_id) {
+        bpf_map_delete_elem(dp->obj->flow_actions_fd, &old_id);
+    }
+    flow->actions_id = value->actions_id;
     flow->seq = ++dp->flow_seq;
     flow->flags = value->flags;
     free(flow->actions);
@@ -972,7 +1085,8 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
         return;
     }
     if (flow) {
-        *errorp = dp_bpf_flow_modify(dp, flow, put, &prep->value);
+        *errorp = dp_bpf_flow_modify(dp, flow, put, &prep->value,
+                                     prep->fa);
         return;
     }
 
@@ -1019,11 +1133,15 @@ dp_bpf_flow_put_one(struct dp_bpf *dp, struct dpif_flow_put *put,
     flow = dp_bpf_flow_new(dp, put, &prep->ufid, prep->value.flags);
     flow->tkey = tkey;
     hmap_insert(&dp->flows_by_tkey, &flow->tkey_node, tkey_hash(&tkey));
+    if (flow_value_is_long(&prep->value)) {
+        flow->actions_id = prep->value.actions_id = ++dp->actions_id;
+    }
 
     b->pending[b->n++] = (struct dp_bpf_pending_put) {
         .flow = flow,
         .put = put,
         .value = &prep->value,
+        .fa = prep->fa,
         .error = errorp,
     };
 }
@@ -1066,6 +1184,7 @@ dp_bpf_flow_put_batch__(struct dp_bpf *dp, struct dpif_flow_put **puts,
 
     for (size_t i = 0; i < n; i++) {
         free(preps[i].l3_match);
+        free(preps[i].fa);
     }
     free(b.pending);
     free(preps);
@@ -1109,9 +1228,10 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
                     struct dpif_flow_stats **stats, int *errors)
     OVS_REQUIRES(dp->mutex)
 {
-    uint8_t *keys;
+    size_t n_ufids = 0, n_ids = 0;
     ovs_u128 *ufids;
-    size_t n_ufids = 0;
+    uint8_t *keys;
+    uint64_t *ids;
     size_t *idx;
     int *errs;
 
@@ -1162,6 +1282,17 @@ dp_bpf_flows_remove(struct dp_bpf *dp, struct dp_bpf_flow **flows, size_t n,
     /* A flow that did not fit has no saved copy (ENOENT). */
     map_batch(MAP_BATCH_DELETE, dp->obj->saved_flows_fd, ufids,
               sizeof *ufids, NULL, 0, n_ufids, DP_BPF_DELETE_BATCH, 0, errs);
+
+    /* The long action lists after the entries that point to them. */
+    ids = xmalloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++) {
+        if (flows[i]->actions_id) {
+            ids[n_ids++] = flows[i]->actions_id;
+        }
+    }
+    map_batch(MAP_BATCH_DELETE, dp->obj->flow_actions_fd, ids, sizeof *ids,
+              NULL, 0, n_ids, DP_BPF_DELETE_BATCH, 0, errs);
+    free(ids);
 
     /* The masks after the flows' entries: a mask that goes leaves the
      * search order with no flow of it in BPF. */
@@ -1687,6 +1818,8 @@ dp_bpf_flow_adopt(struct dp_bpf *dp, const ovs_u128 *ufid,
         flow->ufid = *ufid;
         flow->tkey = tkey;
         flow->flags = value->flags;
+        flow->actions_id = (flow_value_is_long(value) ? value->actions_id
+                            : 0);
         flow->key = xmemdup(key, sf->key_len);
         flow->key_len = sf->key_len;
         if (sf->mask_len) {
@@ -1725,6 +1858,53 @@ collect_keys(int fd, size_t stride, size_t *n)
         ++*n;
     }
     return keys;
+}
+
+static int
+compare_u64(const void *a_, const void *b_)
+{
+    uint64_t a = *(const uint64_t *) a_;
+    uint64_t b = *(const uint64_t *) b_;
+
+    return a < b ? -1 : a > b;
+}
+
+/* After the flows of 'dp' are taken over: deletes the long action lists
+ * (see struct ovs_bpf_flow) that no flow points to (their flows were
+ * deleted as stale, or the previous ovs-vswitchd was killed between the
+ * writes), and makes the ids given from now on larger than every id
+ * there, so that none is given twice. */
+static void
+dp_bpf_flow_actions_adopt(struct dp_bpf *dp)
+    OVS_REQUIRES(dp->mutex)
+{
+    size_t n_keys, n_used = 0, n_stale = 0;
+    uint64_t *used, *keys;
+    struct dp_bpf_flow *flow;
+
+    used = xmalloc(MAX(hmap_count(&dp->flows), 1) * sizeof *used);
+    HMAP_FOR_EACH (flow, ufid_node, &dp->flows) {
+        if (flow->actions_id) {
+            used[n_used++] = flow->actions_id;
+            dp->actions_id = MAX(dp->actions_id, flow->actions_id);
+        }
+    }
+    qsort(used, n_used, sizeof *used, compare_u64);
+
+    keys = collect_keys(dp->obj->flow_actions_fd, sizeof *keys, &n_keys);
+    for (size_t i = 0; i < n_keys; i++) {
+        dp->actions_id = MAX(dp->actions_id, keys[i]);
+        if (!bsearch(&keys[i], used, n_used, sizeof *used, compare_u64)) {
+            bpf_map_delete_elem(dp->obj->flow_actions_fd, &keys[i]);
+            n_stale++;
+        }
+    }
+    free(keys);
+    free(used);
+    if (n_stale) {
+        VLOG_INFO("%s: deleted %"PRIuSIZE" action lists without a flow",
+                  dp->name, n_stale);
+    }
 }
 
 /* Takes over the flows that the previous ovs-vswitchd left in BPF: the
@@ -1788,6 +1968,7 @@ dp_bpf_flows_adopt(struct dp_bpf *dp)
         }
         free(tkeys);
     }
+    dp_bpf_flow_actions_adopt(dp);
 
     /* Masks without flows go; the others keep their place in the search
      * order. */

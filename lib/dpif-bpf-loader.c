@@ -288,6 +288,7 @@ get_map_fds(struct dpif_bpf_obj *o)
     for (int t = 0; t < OVS_BPF_N_FLOW_TABLES; t++) {
         o->flow_table_fds[t] = bpf_map__fd(flow_table_map(skel, t));
     }
+    o->flow_actions_fd = bpf_map__fd(skel->maps.flow_actions);
     o->flow_masks_fd = bpf_map__fd(skel->maps.flow_masks);
     o->mask_order_fd = bpf_map__fd(skel->maps.mask_order);
     o->mask_stats_fd = bpf_map__fd(skel->maps.mask_stats);
@@ -939,6 +940,8 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
             bpf_map__set_max_entries(flow_table_map(skel, t),
                                      cfg->flow_table_size);
         }
+        bpf_map__set_max_entries(skel->maps.flow_actions,
+                                 cfg->flow_table_size);
     }
 
     /* The parser must decode as many VLAN tags as flow_extract() does for

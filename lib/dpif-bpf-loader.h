@@ -140,6 +140,7 @@ struct dpif_bpf_obj {
     char *pin_dir;              /* DPIF_BPF_PIN_ROOT/<datapath>. */
 
     int flow_table_fds[OVS_BPF_N_FLOW_TABLES]; /* By ovs_bpf_flow_table. */
+    int flow_actions_fd;        /* Long action lists (struct ovs_bpf_flow). */
     int flow_masks_fd;
     int mask_order_fd;
     int mask_stats_fd;

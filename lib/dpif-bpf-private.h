@@ -54,6 +54,7 @@ struct dp_bpf_flow {
     ovs_u128 ufid;
     struct ovs_bpf_flow_table_key tkey;
     uint32_t flags;             /* OVS_BPF_FLOW_F_*. */
+    uint64_t actions_id;        /* Of its BPF entry (struct ovs_bpf_flow). */
 
     /* struct dp_bpf's 'flow_seq' when the flow's BPF entry was written
      * with statistics of its own (a new flow, a modify): a dump whose
@@ -110,6 +111,7 @@ struct dp_bpf {
     struct hmap flows_by_tkey OVS_GUARDED;  /* By flow table key. */
     struct ovs_list l3_flows OVS_GUARDED;   /* Flows with 'l3_match'. */
     uint64_t flow_seq OVS_GUARDED;          /* Last 'seq' of a flow. */
+    uint64_t actions_id OVS_GUARDED;        /* Last 'actions_id' given. */
     struct dp_bpf_mask masks[OVS_BPF_MAX_MASKS] OVS_GUARDED;
     uint32_t n_masks OVS_GUARDED;           /* Masks in use. */
     /* The search order of the masks in use (struct ovs_bpf_mask_order),

@@ -81,6 +81,7 @@ static const uint8_t secret[OVS_BPF_SECRET_LEN] = {
 static struct bpf_object *obj;
 static int flow_table_fds[OVS_BPF_N_FLOW_TABLES];
 static int flow_masks_fd, mask_order_fd, mask_stats_fd, dp_config_fd;
+static int flow_actions_fd;
 static int mask_cache_fd;
 static int dp_stats_fd;
 static int ports_fd, ifindex_ports_fd, ifindexes_fd, upcalls_fd;
@@ -357,6 +358,7 @@ dp_open(const char *path)
         flow_table_fds[i] = map_fd(names[i]);
     }
     flow_masks_fd = map_fd(OVS_BPF_MAP_FLOW_MASKS);
+    flow_actions_fd = map_fd(OVS_BPF_MAP_FLOW_ACTIONS);
     dp_config_fd = map_fd(OVS_BPF_MAP_DP_CONFIG);
     mask_order_fd = map_fd(OVS_BPF_MAP_MASK_ORDER);
     mask_stats_fd = map_fd(OVS_BPF_MAP_MASK_STATS);
@@ -1016,7 +1018,18 @@ add_flow(uint32_t mask_id, const struct ovs_bpf_flow_key *key,
     fd = flow_table_key(mask_id, key, &tk);
     flow->flags = flags;
     flow->n_actions = n;
-    memcpy(flow->actions, acts, n * sizeof *acts);
+    if (n <= OVS_BPF_FLOW_INLINE_ACTIONS) {
+        memcpy(flow->actions, acts, n * sizeof *acts);
+    } else {
+        /* A long list goes to 'flow_actions', as ovs-vswitchd writes it. */
+        static uint64_t last_id;
+        struct ovs_bpf_flow_actions *fa = xzalloc(sizeof *fa);
+
+        memcpy(fa->actions, acts, n * sizeof *acts);
+        flow->actions_id = ++last_id;
+        update(flow_actions_fd, &flow->actions_id, fa);
+        free(fa);
+    }
     update(fd, &tk, flow);
     free(flow);
 }
