@@ -389,6 +389,36 @@ ovs_bpf_run_flow(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
     return ovs_bpf_run_actions(skb, s, next);
 }
 
+/* Runs the leading slots of a flow's 'n' slots 'actions', an array of
+ * 'max' slots (a constant: OVS_BPF_FLOW_INLINE_ACTIONS for the flow's
+ * entry, OVS_BPF_MAX_ACTIONS for a long list in 'flow_actions'), in place,
+ * and copies the slots of the chain of tail calls into the scratch area,
+ * whose programs read them there by index.  Sets '*next' to the first
+ * slot of the chain.  Returns false if an action failed (counted). */
+static __always_inline bool
+ovs_bpf_run_flow_slots(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                       struct ovs_bpf_action *actions, __u32 n, __u32 max,
+                       __u32 *next)
+{
+    __u32 i;
+
+    if (!ovs_bpf_run_leading(skb, s, actions, n,
+                             max == OVS_BPF_FLOW_INLINE_ACTIONS, next)) {
+        return false;
+    }
+    for (i = 0; i < max; i++) {
+        __u32 j = *next + i;
+
+        /* Verifier: the same register is checked and used. */
+        asm volatile("" : "+r"(j));
+        if (j >= n || j >= max) {
+            break;
+        }
+        s->actions[j] = actions[j];
+    }
+    return true;
+}
+
 /* Looks up 's->key' and runs the actions of the flow it matches, or sends
  * the packet up as a miss. */
 static __always_inline int
@@ -396,7 +426,8 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
 {
     struct ovs_bpf_flow *flow;
     __u32 n_searched = 0;
-    __u32 n, i, next;
+    __u32 n, next;
+    bool ok;
 
     flow = ovs_bpf_flow_lookup(s, &n_searched);
     if (!flow) {
@@ -447,23 +478,12 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
      * at most its output.  Reading in place or copying, a concurrent
      * change of the flow could be seen half way alike (a change of a flow
      * replaces its entry with a new one, whose memory may be reused).
-     * The slots are in the entry, or for a long list in 'flow_actions';
-     * each has a loop of its own, bounded by its array's size. */
+     * The slots are in the entry, or for a long list in 'flow_actions'
+     * (the verifier checks the reads against each array's size). */
     s->n_actions = n;
     if (n <= OVS_BPF_FLOW_INLINE_ACTIONS) {
-        if (!ovs_bpf_run_leading(skb, s, flow->actions, n, true, &next)) {
-            return TC_ACT_SHOT;
-        }
-        for (i = 0; i < OVS_BPF_FLOW_INLINE_ACTIONS; i++) {
-            __u32 j = next + i;
-
-            /* Verifier: the same register is checked and used. */
-            asm volatile("" : "+r"(j));
-            if (j >= n || j >= OVS_BPF_FLOW_INLINE_ACTIONS) {
-                break;
-            }
-            s->actions[j] = flow->actions[j];
-        }
+        ok = ovs_bpf_run_flow_slots(skb, s, flow->actions, n,
+                                    OVS_BPF_FLOW_INLINE_ACTIONS, &next);
     } else {
         __u64 id = flow->actions_id;
         struct ovs_bpf_flow_actions *fa;
@@ -474,19 +494,11 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
              * (see struct ovs_bpf_flow): ovs-vswitchd decides. */
             return ovs_bpf_miss(skb, s);
         }
-        if (!ovs_bpf_run_leading(skb, s, fa->actions, n, false, &next)) {
-            return TC_ACT_SHOT;
-        }
-        for (i = 0; i < OVS_BPF_MAX_ACTIONS; i++) {
-            __u32 j = next + i;
-
-            /* Verifier: the same register is checked and used. */
-            asm volatile("" : "+r"(j));
-            if (j >= n || j >= OVS_BPF_MAX_ACTIONS) {
-                break;
-            }
-            s->actions[j] = fa->actions[j];
-        }
+        ok = ovs_bpf_run_flow_slots(skb, s, fa->actions, n,
+                                    OVS_BPF_MAX_ACTIONS, &next);
+    }
+    if (!ok) {
+        return TC_ACT_SHOT;
     }
     return ovs_bpf_run_actions(skb, s, next);
 }
