@@ -1517,21 +1517,26 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
     ovs_mutex_lock(&afxdp_mutex);
     struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
 
-    if (dev->requested_n_rxq != n_rxq
-        || dev->requested_xdp_mode != mode
-        || dev->requested_need_wakeup != need_wakeup
-        || ad->requested_umem_frames != frames
-        || ad->requested_busy_poll_usecs != bp_usecs
-        || ad->requested_busy_poll_budget != bp_budget
-        || !nullable_string_is_equal(ad->requested_umem_group, group)) {
-        dev->requested_n_rxq = n_rxq;
-        dev->requested_xdp_mode = mode;
-        dev->requested_need_wakeup = need_wakeup;
-        ad->requested_umem_frames = frames;
-        ad->requested_busy_poll_usecs = bp_usecs;
-        ad->requested_busy_poll_budget = bp_budget;
+    /* Each setting is stored as it comes; a reconfiguration is asked for
+     * only if one of them changed. */
+    bool changed = (dev->requested_n_rxq != n_rxq
+                    || dev->requested_xdp_mode != mode
+                    || dev->requested_need_wakeup != need_wakeup
+                    || ad->requested_umem_frames != frames
+                    || ad->requested_busy_poll_usecs != bp_usecs
+                    || ad->requested_busy_poll_budget != bp_budget);
+    dev->requested_n_rxq = n_rxq;
+    dev->requested_xdp_mode = mode;
+    dev->requested_need_wakeup = need_wakeup;
+    ad->requested_umem_frames = frames;
+    ad->requested_busy_poll_usecs = bp_usecs;
+    ad->requested_busy_poll_budget = bp_budget;
+    if (!nullable_string_is_equal(ad->requested_umem_group, group)) {
         free(ad->requested_umem_group);
         ad->requested_umem_group = nullable_xstrdup(group);
+        changed = true;
+    }
+    if (changed) {
         netdev_request_reconfigure(netdev);
     }
     ovs_mutex_unlock(&afxdp_mutex);
