@@ -33,7 +33,8 @@
  *    one's;
  *  - recirc inside a clone followed by more actions (recirculation
  *    replaces the actions; the translator must not emit it).
- * lib/dpif-bpf-odp.c installs flows needing these as userspace flows. */
+ * lib/dpif-bpf-odp-actions.c installs flows needing these as userspace
+ * flows. */
 
 #ifndef BPF_ACTIONS_CLONE_H
 #define BPF_ACTIONS_CLONE_H 1

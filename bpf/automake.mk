@@ -29,6 +29,9 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-loader.h \
 	lib/dpif-bpf-meter.c \
 	lib/dpif-bpf-meter.h \
+	lib/dpif-bpf-odp-actions.c \
+	lib/dpif-bpf-odp-format.c \
+	lib/dpif-bpf-odp-private.h \
 	lib/dpif-bpf-odp.c \
 	lib/dpif-bpf-odp.h \
 	lib/dpif-bpf-port.c \

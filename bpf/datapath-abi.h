@@ -312,8 +312,9 @@ struct ovs_bpf_mask {
  * action's argument.
  *
  * Adding an action: a line here, its program in bpf/datapath.bpf.c (and the
- * header that implements it), its translation from ODP and its formatting
- * in lib/dpif-bpf-odp.c. */
+ * header that implements it), its translation from ODP in
+ * lib/dpif-bpf-odp-actions.c and its formatting in
+ * lib/dpif-bpf-odp-format.c. */
 #define OVS_BPF_ACTIONS(OVS_BPF_ACTION)                                     \
     OVS_BPF_ACTION(OUTPUT, output)                  /* u.output */          \
     OVS_BPF_ACTION(USERSPACE, userspace)            /* u.userspace */       \

@@ -194,7 +194,8 @@ void dpif_bpf_table_key_normalize(unsigned int table,
  *   push_nsh, pop_nsh, set(nsh), set_masked(nsh), and the push_eth and
  *   pop_eth around them         E2BIG (odp-execute runs them); EINVAL for
  *                               sequences it could not run right (see
- *                               check_nsh_action() in dpif-bpf-odp.c)
+ *                               check_nsh_action() in
+ *                               dpif-bpf-odp-actions.c)
  *
  * Returns 0, E2BIG or EINVAL as described at the top of this file. */
 int dpif_bpf_odp_to_actions(const struct nlattr *actions, size_t len,
