@@ -97,12 +97,11 @@ ufid_hash(const ovs_u128 *ufid)
     return ufid->u32[0];
 }
 
-/* The hash of 'tkey', normalized.  Its words after those of its table are
- * zero, and so are most of the table's last words (a mask's words are in
- * key order, and the key ends with fields few flows match): the hash stops
- * at the last nonzero word, which is the same for equal keys.  Handlers and
- * revalidators compute it for every flow put, forwarded miss and dumped
- * flow; a hash of the whole key was a fifth of a handler's time. */
+/* The hash of 'tkey', normalized: its words after those of its table are
+ * zero, so the hash stops at the last nonzero word, which equal keys share.
+ * Handlers and revalidators hash a key for every flow put, miss and dumped
+ * flow; hash_bytes() of all 264 bytes was the handler's largest function in
+ * a profile of a flow setup. */
 static uint32_t
 tkey_hash(const struct ovs_bpf_flow_table_key *tkey)
 {
@@ -1411,10 +1410,10 @@ dp_bpf_flow_del(struct dpif *dpif, struct dpif_flow_del *del)
  * marked with the snapshot's 'gen'), which the dump reads anyway, rather
  * than into a table of their own: a dump of a large flow table visits every
  * flow, and the revalidators dump it every half second or so while flows
- * are set up; an allocation, a hash and a table lookup more per flow were a
- * fifth of their time.  Two dumps at once each mark the flows with their
- * own 'gen': the flows that the later one's read marked are read alone by
- * the earlier one. */
+ * are set up; an allocation, a hash and a table lookup more per flow were
+ * about a third of their samples in a profile of a setup of 100,000 flows.
+ * Two dumps at once each mark the flows with their own 'gen': the flows
+ * that the later one's read marked are read alone by the earlier one. */
 
 struct dp_bpf_dump_snapshot {
     uint64_t seq;               /* struct dp_bpf's 'flow_seq' before the
