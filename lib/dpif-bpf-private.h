@@ -62,6 +62,12 @@ struct dp_bpf_flow {
      * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-table.c). */
     uint64_t seq;
 
+    /* The statistics of the flow's BPF entry as the batch read of the dump
+     * snapshot 'snap_gen' found them (see dp_bpf_dump_snapshot in
+     * dpif-bpf-flow-table.c); 0 if none has. */
+    uint64_t snap_gen;
+    struct ovs_bpf_flow_stats snap_stats;
+
     /* Packets that ovs-vswitchd forwarded with the flow's actions, on
      * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
      * to the statistics of its BPF entry. */
