@@ -21,14 +21,15 @@
  * device delivers (as a datapath must, to match on it) and redirects the
  * frame to the egress of one device.
  *
- * OUT_IFINDEX is a compile-time constant (clang -DOUT_IFINDEX=n). */
+ * Compile-time constants (clang -D...): OUT_IFINDEX, the output device;
+ * VNI, the only tunnel ID it takes. */
 
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
-#ifndef OUT_IFINDEX
-#error "compile with -DOUT_IFINDEX=<ifindex of the output device>"
+#if !defined(OUT_IFINDEX) || !defined(VNI)
+#error "compile with -DOUT_IFINDEX=<n> -DVNI=<n>"
 #endif
 
 SEC("tc")
@@ -38,7 +39,7 @@ bench_tc_vxlan_decap(struct __sk_buff *skb)
     struct bpf_tunnel_key key;
 
     if (bpf_skb_get_tunnel_key(skb, &key, sizeof key, 0)
-        || key.tunnel_id != 100) {
+        || key.tunnel_id != VNI) {
         return TC_ACT_SHOT;
     }
     return bpf_redirect(OUT_IFINDEX, 0);
