@@ -123,6 +123,7 @@ union nf_conntrack_proto___ovs {
 } __attribute__((preserve_access_index));
 
 struct nf_conn___ovs {
+    __u32 timeout;              /* Expiry, in jiffies (32 bits). */
     unsigned long status;
     __u32 mark;
     union nf_conntrack_proto___ovs proto;
@@ -213,25 +214,26 @@ ovs_bpf_ct_nat_of(const struct nf_conn___ovs *ct, bool reply, bool ipv6,
  * of labels holds nf_connlabels_get() (net->ct.labels_used):
  * lib/dpif-bpf-ct-labels.c makes sure of that.
  *
- * The verifier lets a program follow 'ct->ext' (a PTR_TO_BTF_ID read with
- * BPF_PROBE_MEM) but not index the flexible 'data' of the extension area
- * with an offset known only at run time, so the three reads are
- * bpf_probe_read_kernel() (BPF_CORE_READ and bpf_core_read(), with CO-RE
- * offsets), whose results are plain scalars and bytes on the stack: a
- * connection that went away under us (it cannot, we hold a reference)
- * would give zero labels, never a fault. */
+ * The verifier lets a program follow 'ct->ext' and read its 'offset' at an
+ * index it knows (PTR_TO_BTF_ID loads, BPF_PROBE_MEM: a fault reads 0),
+ * but not index the flexible 'data' of the extension area with an offset
+ * known only at run time: the labels are read with
+ * bpf_probe_read_kernel(), into bytes on the stack.  (The two loads were
+ * helper calls too, BPF_CORE_READ() and bpf_core_read(), before: this is
+ * read for every packet of a connection.) */
 static __always_inline void
 ovs_bpf_ct_labels(const struct nf_conn___ovs *ct, __u8 labels[16])
 {
-    struct nf_ct_ext___ovs *ext = BPF_CORE_READ(ct, ext);
-    __u8 ofs = 0;
+    struct nf_ct_ext___ovs *ext = ct->ext;
+    __u8 ofs;
 
     __builtin_memset(labels, 0, 16);
-    if (!ext
-        || bpf_core_read(&ofs, sizeof ofs,
-                         &ext->offset[bpf_core_enum_value(enum nf_ct_ext_id,
-                                                          NF_CT_EXT_LABELS)])
-        || !ofs) {
+    if (!ext) {
+        return;
+    }
+    ofs = ext->offset[bpf_core_enum_value(enum nf_ct_ext_id,
+                                          NF_CT_EXT_LABELS)];
+    if (!ofs) {
         return;
     }
     if (bpf_probe_read_kernel(labels, 16, (const __u8 *) ext + ofs)) {
@@ -290,6 +292,46 @@ ovs_bpf_ct_timeout(const struct ovs_bpf_flow_key *k, bool replied,
     }
     return ovs_bpf_ct_tp_ms(tp, replied ? OVS_BPF_CT_TP_TCP_EST
                                         : OVS_BPF_CT_TP_TCP_NEW);
+}
+
+/* CONFIG_HZ of the running kernel, which libbpf reads from the kernel's
+ * configuration (/boot/config-*, /proc/config.gz) at load time; 0 if it is
+ * not there. */
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+/* Gives known connection 'ct' the timeout 'ms' from now, as the kernel's
+ * own trackers do for each packet they see (nf_ct_refresh_acct()), unless
+ * its expiry is already within a small slack of that: earlier by at most
+ * 1/64 of 'ms' and by at most one second.  The kernel's semantics hold to
+ * that slack: a connection expires no sooner than 'ms' minus the slack
+ * after its last packet (1.6% of a short timeout, at most one second of a
+ * long one: 0.47 s of UDP's 30 s, 1 s of TCP's 5 days), never later, and
+ * a shorter timeout (a state that times out sooner) is always set.  So a
+ * connection's packets, however many per second, call the kfunc about
+ * once a second (once per 64th of a short timeout) instead of once each.
+ * Without CONFIG_HZ every packet sets it. */
+static __always_inline void
+ovs_bpf_ct_refresh(struct nf_conn___ovs *ct, __u32 ms)
+{
+    __u64 hz = CONFIG_HZ;
+
+    if (hz) {
+        /* In jiffies, as msecs_to_jiffies() rounds: up. */
+        __u64 target = ((__u64) ms * hz + 999) / 1000;
+        __u64 slack = target >> 6;
+        /* nfct_time_stamp: the low 32 bits of 'jiffies'.  A connection
+         * that a lookup found has not expired: 'left' is not negative. */
+        __s32 left = (__s32) (ct->timeout - (__u32) bpf_jiffies64());
+
+        if (slack > hz) {
+            slack = hz;
+        }
+        if (left >= 0 && (__u64) left <= target
+            && (__u64) left + slack >= target) {
+            return;
+        }
+    }
+    bpf_ct_change_timeout(ct, ms);
 }
 
 /* Sets '*key' to the key in 'ct_tp_conns' of connection 'ct' of 'zone': its
@@ -880,11 +922,11 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         /* The timeout of the state the connection goes to (if ovs-vswitchd
          * fails to write the state, that of the state it keeps is set by
          * its next packet). */
-        bpf_ct_change_timeout(ct, ovs_bpf_ct_timeout(
-                                      k, replied, false,
-                                      tcp_new < OVS_BPF_N_TCPS ? tcp_new
-                                                               : tcp_old,
-                                      ovs_bpf_ct_tp_of(&orig)));
+        ovs_bpf_ct_refresh(ct, ovs_bpf_ct_timeout(
+                                   k, replied, false,
+                                   tcp_new < OVS_BPF_N_TCPS ? tcp_new
+                                                            : tcp_old,
+                                   ovs_bpf_ct_tp_of(&orig)));
         ovs_bpf_ct_orig_tuple_of(k, ipv6, &orig);
         if (act.flags & OVS_BPF_CT_F_NAT) {
             natted = ovs_bpf_ct_nat_of(ct, reply, ipv6, &nat);
@@ -939,6 +981,8 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         ovs_bpf_ct_orig_tuple(k, ipv6);
     }
     if (natted) {
+        /* The packet changes: a recirculation parses it again. */
+        s->key_parsed = 0;
         if (ovs_bpf_ct_nat_rewrite(skb, s, &nat)) {
             ovs_bpf_action_failed(OVS_BPF_ACTION_CT);
             return TC_ACT_SHOT;

@@ -106,6 +106,34 @@ ovs_bpf_vlan_tag_push(struct __sk_buff *skb,
     return tag->present ? bpf_skb_vlan_push(skb, tag->tpid, tag->tci) : 0;
 }
 
+/* True if an action of 'type' never changes the packet's bytes, its VLAN
+ * tag or its length, so that the parsed key stays the packet's (see
+ * 'key_parsed' in struct ovs_bpf_scratch): outputs (a truncated one is
+ * the last action), upcalls, recirculation, meters, dp_hash, skb_priority
+ * and skb_mark (which the lookup reads from the skb again), and the
+ * conntrack actions, whose fields are not the parser's (a ct() that NATs
+ * the packet clears 'key_parsed' itself).  Every other action, and an
+ * action type added later, counts as a change: the next lookup parses the
+ * packet again. */
+static __always_inline bool
+ovs_bpf_action_keeps_packet(__u32 type)
+{
+    switch (type) {
+    case OVS_BPF_ACTION_OUTPUT:
+    case OVS_BPF_ACTION_USERSPACE:
+    case OVS_BPF_ACTION_RECIRC:
+    case OVS_BPF_ACTION_HASH:
+    case OVS_BPF_ACTION_METER:
+    case OVS_BPF_ACTION_SET_PRIORITY:
+    case OVS_BPF_ACTION_SET_MARK:
+    case OVS_BPF_ACTION_CT:
+    case OVS_BPF_ACTION_CT_CLEAR:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Slot 'idx' of 's', or NULL if 'idx' is out of range.
  *
  * Verifier: the empty asm makes 'idx' opaque to clang, so that the bound
@@ -248,13 +276,18 @@ ovs_bpf_action_begin(struct __sk_buff *skb, struct ovs_bpf_scratch **sp,
 {
     struct ovs_bpf_scratch *s = ovs_bpf_scratch_get();
     __u32 idx = skb->cb[OVS_BPF_CB_ACTION];
+    struct ovs_bpf_action *a;
 
     if (!s) {
         return NULL;
     }
     *sp = s;
     *idxp = idx;
-    return ovs_bpf_slot(s, idx);
+    a = ovs_bpf_slot(s, idx);
+    if (a && !ovs_bpf_action_keeps_packet(a->type)) {
+        s->key_parsed = 0;
+    }
+    return a;
 }
 
 /* The end of an action program that did its slot 'idx' if 'ok': goes on

@@ -84,7 +84,7 @@ ovs_bpf_ingress(struct __sk_buff *skb)
 {
     struct ovs_bpf_port *port;
     struct ovs_bpf_scratch *s;
-    bool downcall;
+    bool downcall, parsed;
     __u32 in_port;
 
     s = ovs_bpf_scratch_get();
@@ -130,8 +130,9 @@ ovs_bpf_ingress(struct __sk_buff *skb)
      * once more in the downcall program. */
     asm volatile("" ::: "memory");
     downcall = s->reentry == OVS_BPF_REENTRY_DOWNCALL;
+    parsed = s->reentry == OVS_BPF_REENTRY_RECIRC && s->key_parsed;
     s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_process(skb, s, downcall);
+    return ovs_bpf_process(skb, s, downcall, parsed);
 }
 
 SEC("tc")

@@ -299,12 +299,15 @@ ovs_bpf_run_leading_step__(__u32 i, struct ovs_bpf_leading *l, __u32 max)
     type = a->type;
     switch (type) {
     case OVS_BPF_ACTION_SET_ETH:
+        s->key_parsed = 0;
         ok = ovs_bpf_set_eth(skb, s, &a->u.eth);
         break;
     case OVS_BPF_ACTION_PUSH_VLAN:
+        s->key_parsed = 0;
         ok = ovs_bpf_push_vlan(skb, s, &a->u.push_vlan);
         break;
     case OVS_BPF_ACTION_POP_VLAN:
+        s->key_parsed = 0;
         ok = ovs_bpf_pop_vlan(skb, s);
         break;
     case OVS_BPF_ACTION_SET_PRIORITY:
@@ -507,25 +510,36 @@ ovs_bpf_lookup_and_run(struct __sk_buff *skb, struct ovs_bpf_scratch *s)
  * conntrack and tunnel metadata as the caller set them in 's->key',
  * priority and mark from the skb, packet fields from the parser), then
  * looks it up and runs the actions, or with 'downcall' runs the actions
- * already in 's'. */
+ * already in 's'.  With 'parsed' (a recirculation of a packet that no
+ * action changed since its last parse, see 'key_parsed' in struct
+ * ovs_bpf_scratch), the packet fields of 's->key' are kept as they are. */
 static __always_inline int
 ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                bool downcall)
+                bool downcall, bool parsed)
 {
     struct ovs_bpf_flow_key *key = &s->key;
     __u32 in_port = key->in_port;
     __u32 recirc_id = key->recirc_id;
     __u32 dp_hash = key->dp_hash;
 
-    __builtin_memset(key, 0, OVS_BPF_KEY_CT_TUN_OFS);
-    key->in_port = in_port;
-    key->recirc_id = recirc_id;
-    key->dp_hash = dp_hash;
+    s->clone_active = 0;
+    if (!parsed) {
+        __builtin_memset(key, 0, OVS_BPF_KEY_CT_TUN_OFS);
+        key->in_port = in_port;
+        key->recirc_id = recirc_id;
+        key->dp_hash = dp_hash;
+    }
     key->skb_priority = skb->priority;
     key->skb_mark = skb->mark;
-    s->clone_active = 0;
+    if (parsed) {
+        /* Verifier: one call of the lookup for both ways, so that it is
+         * verified once (a second copy took a third more load time). */
+        goto lookup;
+    }
+    s->key_parsed = 0;
     switch (ovs_bpf_parse_packet(skb, key, s)) {
     case OVS_BPF_PARSE_OK:
+        s->key_parsed = 1;
         break;
     case OVS_BPF_PARSE_INCOMPLETE:
         if (downcall) {
@@ -548,6 +562,7 @@ ovs_bpf_process(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         __builtin_memset(&s->upcall.flow, 0, sizeof s->upcall.flow);
         return ovs_bpf_run_flow(skb, s);
     }
+lookup:
     return ovs_bpf_lookup_and_run(skb, s);
 }
 

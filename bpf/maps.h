@@ -334,7 +334,15 @@ struct ovs_bpf_scratch {
      * just before the tail call, cleared by the ingress program.  A tail
      * call runs on the same CPU, right away. */
     __u32 reentry;
-    __u32 pad;
+
+    /* Nonzero if the packet fields of 'key' (and 'l3_ofs', 'l4_ofs',
+     * 'ipv6_rh') are the parser's for the packet as it is now: set by a
+     * complete parse, cleared by every action that may change the packet
+     * (ovs_bpf_action_keeps_packet()).  A recirculation then looks the
+     * packet up again without parsing it again (ovs_bpf_process()), as
+     * the kernel datapath re-extracts its key only if an action
+     * invalidated it. */
+    __u32 key_parsed;
 
     /* ovs_bpf_coarse_now(): the tick of this CPU ('jiffies') for which
      * 'clock_ns' holds bpf_ktime_get_coarse_ns(). */

@@ -32,6 +32,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "bpf/datapath-abi.h"
@@ -220,6 +221,25 @@ flow_table_map(const struct datapath_bpf *skel, enum ovs_bpf_flow_table t)
     return maps[t];
 }
 
+/* True if libbpf finds the running kernel's configuration, where it reads
+ * the CONFIG_* values that the BPF programs use (CONFIG_HZ, see
+ * ovs_bpf_ct_refresh() in bpf/actions-ct.h): the places libbpf looks. */
+static bool
+kernel_config_found(void)
+{
+    struct utsname uts;
+    char *path;
+    bool found;
+
+    if (uname(&uts)) {
+        return false;
+    }
+    path = xasprintf("/boot/config-%s", uts.release);
+    found = !access(path, R_OK) || !access("/proc/config.gz", R_OK);
+    free(path);
+    return found;
+}
+
 /* Opens the object of 'o' (file 'o->path') with its skeleton, struct
  * datapath_bpf, which finds the object's maps, programs and .rodata, and
  * tells libbpf to pin the maps of the ABI in 'o->pin_dir'.  The skeleton
@@ -251,6 +271,12 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
     }
     o->skel->skeleton->data = o->elf;
     o->skel->skeleton->data_sz = size;
+    if (!kernel_config_found()) {
+        /* libbpf would refuse to load an object with CONFIG_* externs:
+         * CONFIG_HZ 0 makes the programs do without (they refresh every
+         * connection's timeout on every packet, as before). */
+        opts.kconfig = "CONFIG_HZ=0";
+    }
 
     error = -bpf_object__open_skeleton(o->skel->skeleton, &opts);
     if (error) {

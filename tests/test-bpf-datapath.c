@@ -4572,6 +4572,76 @@ test_benchmark_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
+/* The parts of the cost of ct(): on the Ethernet megaflow of
+ * test_benchmark(), a UDP packet of one connection (committed by the
+ * first run, known to every later one, +trk+new: one direction only) in
+ * the rounds of the benchmark's rows (utilities/ovs-datapath-bench):
+ * output only ("bpf-output"); ct(commit,zone=61) then output, one flow
+ * ("bpf-ct-output"); recirc(1) then a second flow that matches the
+ * conntrack fields and outputs ("bpf-recirc"); ct(commit,zone=61),
+ * recirc(1) and that second flow ("bpf-ct").  The connection is in the
+ * conntrack table of the test's network namespace. */
+static void
+test_benchmark_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const struct ovs_bpf_act_ct ct = { .zone = 61,
+                                       .flags = OVS_BPF_CT_F_COMMIT };
+    const struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    const struct ovs_bpf_action ct_out[2] = { ACT(CT, .u.ct = ct),
+                                              OUTPUT(LO_PORT1) };
+    const struct ovs_bpf_action ct_recirc[2] = {
+        ACT(CT, .u.ct = ct), ACT(RECIRC, .u.recirc.id = 1)
+    };
+    const struct ovs_bpf_action recirc = ACT(RECIRC, .u.recirc.id = 1);
+    struct ovs_bpf_flow_key key, mask, key2, mask2;
+    const uint32_t repeat = 1000000;
+    uint32_t t_out, t_ct_out, t_recirc, t_ct;
+    struct ofpbuf pkt;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, ETH "0800 " IP4_UDP
+            "000000000000000000000000000000000000");
+    bench_eth_megaflow(&pkt, &key, &mask);
+    /* The second pass: recirc_id 1, and ct_state and ct_zone matched as
+     * "ct_state(+trk-inv),ct_zone(61)" (after the ct()) or
+     * "ct_state(-trk),ct_zone(0)" (after a recirculation alone). */
+    mask2 = mask;
+    mask2.ct_state = CS_TRK | CS_INV;
+    mask2.ct_zone = UINT16_MAX;
+
+    for (int i = 0; i < 3; i++) {
+        t_out = bench_flow(&key, &mask, &out, 1, &pkt, repeat);
+        t_ct_out = bench_flow(&key, &mask, ct_out, 2, &pkt, repeat);
+
+        del_flows();
+        add_flow(0, &key, &mask, &recirc, 1, 0);
+        key2 = key;
+        key2.recirc_id = 1;
+        add_flow(1, &key2, &mask2, &out, 1, 0);
+        set_n_masks(2);
+        t_recirc = bench_run(ingress_fd, &pkt, repeat);
+
+        del_flows();
+        add_flow(0, &key, &mask, ct_recirc, 2, 0);
+        key2.ct_state = CS_TRK;
+        key2.ct_zone = ct.zone;
+        add_flow(1, &key2, &mask2, &out, 1, 0);
+        set_n_masks(2);
+        t_ct = bench_run(ingress_fd, &pkt, repeat);
+        del_flows();
+
+        printf("ovs_bpf_ingress, Ethernet megaflow, UDP, ns/packet: "
+               "output %u; ct(commit,zone=61),output %u (%+d); "
+               "recirc(1) + output %u (%+d); "
+               "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
+               "against recirc)\n",
+               t_out, t_ct_out, (int) t_ct_out - (int) t_out,
+               t_recirc, (int) t_recirc - (int) t_out,
+               t_ct, (int) t_ct - (int) t_out, (int) t_ct - (int) t_recirc);
+    }
+    ofpbuf_uninit(&pkt);
+}
+
 static const struct ovs_cmdl_command commands[] = {
     {"load", "[object]", 0, 1, test_load, OVS_RO},
     {"parse", "[object]", 0, 1, test_parse, OVS_RO},
@@ -4600,6 +4670,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},
     {"benchmark", "[object]", 0, 1, test_benchmark, OVS_RO},
     {"benchmark-mpls", "[object]", 0, 1, test_benchmark_mpls, OVS_RO},
+    {"benchmark-ct", "[object]", 0, 1, test_benchmark_ct, OVS_RO},
     {NULL, NULL, 0, 0, NULL, OVS_RO},
 };
 
