@@ -297,17 +297,17 @@ ovs_bpf_run_leading_step__(__u32 i, struct ovs_bpf_leading *l, __u32 max)
     }
     a = &l->actions[i];
     type = a->type;
+    if (!ovs_bpf_action_keeps_packet(type)) {
+        s->key_parsed = 0;
+    }
     switch (type) {
     case OVS_BPF_ACTION_SET_ETH:
-        s->key_parsed = 0;
         ok = ovs_bpf_set_eth(skb, s, &a->u.eth);
         break;
     case OVS_BPF_ACTION_PUSH_VLAN:
-        s->key_parsed = 0;
         ok = ovs_bpf_push_vlan(skb, s, &a->u.push_vlan);
         break;
     case OVS_BPF_ACTION_POP_VLAN:
-        s->key_parsed = 0;
         ok = ovs_bpf_pop_vlan(skb, s);
         break;
     case OVS_BPF_ACTION_SET_PRIORITY:
