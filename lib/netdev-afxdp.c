@@ -406,24 +406,32 @@ afxdp_count(struct xsk_socket_info *xsk, enum afxdp_queue_counter c,
     atomic_store_relaxed(&xsk->counters[c], value + n);
 }
 
+/* The options of an afxdp netdev that take new sockets when they change
+ * (all but 'umem-group', a string).  Compared with memcmp(): zero a value
+ * before setting its members. */
+struct afxdp_settings {
+    int n_rxq;
+    enum afxdp_mode xdp_mode;
+    bool need_wakeup;
+    unsigned int umem_frames;
+    unsigned int busy_poll_usecs;   /* 0: no busy polling. */
+    unsigned int busy_poll_budget;
+};
+
 /* What netdev_linux has no room for, one per afxdp netdev, in 'afxdp_devs'.
  * Only the control path looks these up. */
 struct afxdp_dev {
     struct hmap_node node;      /* In 'afxdp_devs', hashed on 'netdev'. */
     const struct netdev *netdev;
 
-    unsigned int umem_frames;
-    unsigned int requested_umem_frames;
+    /* The options as set_config() took them, and as the sockets were
+     * made with. */
+    struct afxdp_settings requested;
+    struct afxdp_settings applied;
     char *umem_group;
     char *requested_umem_group;
 
-    /* Busy polling (options:busy-poll-usecs, 0 for none, and
-     * options:busy-poll-budget); 'busy_poll_in_use' is false when the
-     * kernel refused the socket options. */
-    unsigned int busy_poll_usecs;
-    unsigned int requested_busy_poll_usecs;
-    unsigned int busy_poll_budget;
-    unsigned int requested_busy_poll_budget;
+    /* False when the kernel refused the busy polling socket options. */
     bool busy_poll_in_use;
 
     /* XDP program, when attached. */
@@ -1013,8 +1021,8 @@ xsk_set_busy_poll(const struct xsk_socket_info *xsk,
         int value;
     } opts[] = {
         { SO_PREFER_BUSY_POLL, 1 },
-        { SO_BUSY_POLL, ad->busy_poll_usecs },
-        { SO_BUSY_POLL_BUDGET, ad->busy_poll_budget },
+        { SO_BUSY_POLL, ad->applied.busy_poll_usecs },
+        { SO_BUSY_POLL_BUDGET, ad->applied.busy_poll_budget },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
@@ -1042,7 +1050,7 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
 
     xsk->netdev = &dev->up;
     xsk->qid = qid;
-    xsk->umem = afxdp_umem_get(ad->umem_group, ad->umem_frames,
+    xsk->umem = afxdp_umem_get(ad->umem_group, ad->applied.umem_frames,
                                mode == OVS_AF_XDP_MODE_NATIVE_ZC, &slot,
                                &msg);
     if (!xsk->umem) {
@@ -1100,7 +1108,7 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
     xsk->fd = xsk_socket__fd(xsk->xsk);
     xsk->need_wakeup = umem->need_wakeup;
     xsk->multi_buffer = umem->multi_buffer;
-    if (ad->busy_poll_usecs) {
+    if (ad->applied.busy_poll_usecs) {
         error = xsk_set_busy_poll(xsk, ad);
         if (error) {
             VLOG_WARN_RL(&rl, "%s: queue %d: busy polling refused by the "
@@ -1114,9 +1122,9 @@ xsk_create(struct netdev_linux *dev, struct afxdp_dev *ad, int qid,
 
     /* Hand out the slice: RX frames to the pool that feeds the fill ring,
      * the rest to the TX pool. */
-    unsigned int n_rx = ad->umem_frames - AFXDP_TX_FRAMES;
+    unsigned int n_rx = ad->applied.umem_frames - AFXDP_TX_FRAMES;
     char *slice = xsk->umem->area
-                  + (size_t) slot * ad->umem_frames * AFXDP_FRAME_SIZE;
+                  + (size_t) slot * ad->applied.umem_frames * AFXDP_FRAME_SIZE;
 
     umem_pool_init(&xsk->rx_pool, n_rx);
     for (unsigned int i = 0; i < n_rx; i++) {
@@ -1352,7 +1360,6 @@ xsk_destroy_all(struct netdev_linux *dev, struct afxdp_dev *ad)
 int
 netdev_afxdp_construct(struct netdev *netdev)
 {
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
     int error = netdev_linux_construct(netdev);
 
     if (error) {
@@ -1362,15 +1369,14 @@ netdev_afxdp_construct(struct netdev *netdev)
     /* netdev_linux_alloc() zeroed 'dev': no sockets, no TX locks and
      * OVS_AF_XDP_MODE_UNSPEC until the first reconfiguration binds them.
      * Only the requested defaults differ from zero. */
-    dev->requested_n_rxq = 1;
-    dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
-    dev->requested_need_wakeup = true;
-
     struct afxdp_dev *ad = xzalloc(sizeof *ad);
     ad->netdev = netdev;
     ad->xsks_map_fd = -1;
-    ad->requested_umem_frames = AFXDP_UMEM_FRAMES_DEFAULT;
-    ad->requested_busy_poll_budget = AFXDP_BUSY_POLL_BUDGET_DEFAULT;
+    ad->requested.n_rxq = 1;
+    ad->requested.xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
+    ad->requested.need_wakeup = true;
+    ad->requested.umem_frames = AFXDP_UMEM_FRAMES_DEFAULT;
+    ad->requested.busy_poll_budget = AFXDP_BUSY_POLL_BUDGET_DEFAULT;
 
     ovs_mutex_lock(&afxdp_mutex);
     hmap_insert(&afxdp_devs, &ad->node, hash_pointer(netdev, 0));
@@ -1513,24 +1519,23 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         return EINVAL;
     }
 
+    struct afxdp_settings settings;
+
+    memset(&settings, 0, sizeof settings);
+    settings.n_rxq = n_rxq;
+    settings.xdp_mode = mode;
+    settings.need_wakeup = need_wakeup;
+    settings.umem_frames = frames;
+    settings.busy_poll_usecs = bp_usecs;
+    settings.busy_poll_budget = bp_budget;
+
     ovs_mutex_lock(&dev->mutex);
     ovs_mutex_lock(&afxdp_mutex);
     struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
 
-    /* Each setting is stored as it comes; a reconfiguration is asked for
-     * only if one of them changed. */
-    bool changed = (dev->requested_n_rxq != n_rxq
-                    || dev->requested_xdp_mode != mode
-                    || dev->requested_need_wakeup != need_wakeup
-                    || ad->requested_umem_frames != frames
-                    || ad->requested_busy_poll_usecs != bp_usecs
-                    || ad->requested_busy_poll_budget != bp_budget);
-    dev->requested_n_rxq = n_rxq;
-    dev->requested_xdp_mode = mode;
-    dev->requested_need_wakeup = need_wakeup;
-    ad->requested_umem_frames = frames;
-    ad->requested_busy_poll_usecs = bp_usecs;
-    ad->requested_busy_poll_budget = bp_budget;
+    /* A reconfiguration is asked for only if a setting changed. */
+    bool changed = memcmp(&ad->requested, &settings, sizeof settings);
+    ad->requested = settings;
     if (!nullable_string_is_equal(ad->requested_umem_group, group)) {
         free(ad->requested_umem_group);
         ad->requested_umem_group = nullable_xstrdup(group);
@@ -1555,21 +1560,21 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
     ovs_mutex_lock(&afxdp_mutex);
     ad = afxdp_dev_lookup(netdev);
 
-    smap_add(args, "xdp-mode", xdp_mode_names[dev->requested_xdp_mode]);
+    smap_add(args, "xdp-mode", xdp_mode_names[ad->requested.xdp_mode]);
     smap_add(args, "xdp-mode-in-use", xdp_mode_names[dev->xdp_mode_in_use]);
     smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
     smap_add(args, "use-need-wakeup",
              dev->use_need_wakeup ? "true" : "false");
-    smap_add_format(args, "umem-frames", "%u", ad->requested_umem_frames);
+    smap_add_format(args, "umem-frames", "%u", ad->requested.umem_frames);
     if (ad->umem_group) {
         smap_add(args, "umem-group", ad->umem_group);
     }
     smap_add(args, "multi-buffer", ad->multi_buffer ? "true" : "false");
-    if (ad->requested_busy_poll_usecs) {
+    if (ad->requested.busy_poll_usecs) {
         smap_add_format(args, "busy-poll-usecs", "%u",
-                        ad->requested_busy_poll_usecs);
+                        ad->requested.busy_poll_usecs);
         smap_add_format(args, "busy-poll-budget", "%u",
-                        ad->requested_busy_poll_budget);
+                        ad->requested.busy_poll_budget);
         smap_add(args, "busy-poll-in-use",
                  ad->busy_poll_in_use ? "true" : "false");
     }
@@ -1613,12 +1618,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     struct afxdp_dev *ad = afxdp_dev_lookup(netdev);
 
     if (dev->xsks
-        && netdev->n_rxq == dev->requested_n_rxq
-        && dev->xdp_mode == dev->requested_xdp_mode
-        && dev->use_need_wakeup == dev->requested_need_wakeup
-        && ad->umem_frames == ad->requested_umem_frames
-        && ad->busy_poll_usecs == ad->requested_busy_poll_usecs
-        && ad->busy_poll_budget == ad->requested_busy_poll_budget
+        && !memcmp(&ad->applied, &ad->requested, sizeof ad->applied)
         && nullable_string_is_equal(ad->umem_group, ad->requested_umem_group)
         && (!ad->umem_group || dev->xsks[0]->umem->group)) {
         /* Nothing changed, and the UMEM group (if any) is still live. */
@@ -1629,13 +1629,11 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     afxdp_free_tx_locks(dev, netdev->n_txq);
     netdev->n_rxq = 0;
     netdev->n_txq = 0;
-    dev->xdp_mode = dev->requested_xdp_mode;
+    ad->applied = ad->requested;
+    dev->xdp_mode = ad->applied.xdp_mode;
     dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
-    dev->use_need_wakeup = dev->requested_need_wakeup;
-    ad->umem_frames = ad->requested_umem_frames;
-    ad->busy_poll_usecs = ad->requested_busy_poll_usecs;
-    ad->busy_poll_budget = ad->requested_busy_poll_budget;
-    ad->busy_poll_in_use = ad->busy_poll_usecs != 0;
+    dev->use_need_wakeup = ad->applied.need_wakeup;
+    ad->busy_poll_in_use = ad->applied.busy_poll_usecs != 0;
     free(ad->umem_group);
     ad->umem_group = nullable_xstrdup(ad->requested_umem_group);
 
@@ -1647,7 +1645,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     }
     ad->ifindex = ifindex;
 
-    int n_rxq = dev->requested_n_rxq;
+    int n_rxq = ad->applied.n_rxq;
 
     if (dev->xdp_mode == OVS_AF_XDP_MODE_BEST_EFFORT) {
         /* Best first, and each failure is expected on some device: no
@@ -1728,12 +1726,16 @@ netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
     }
 
     /* In native mode the driver must build multi-buffer XDP frames too.
-     * Called with the netdev's mutex held, which protects the mode. */
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
+     * Called with the netdev's mutex held, which comes before
+     * 'afxdp_mutex'. */
     int ifindex = if_nametoindex(netdev_get_name(netdev));
+    enum afxdp_mode mode;
     uint64_t features;
 
-    if (dev->requested_xdp_mode != OVS_AF_XDP_MODE_GENERIC && ifindex > 0
+    ovs_mutex_lock(&afxdp_mutex);
+    mode = afxdp_dev_lookup(netdev)->requested.xdp_mode;
+    ovs_mutex_unlock(&afxdp_mutex);
+    if (mode != OVS_AF_XDP_MODE_GENERIC && ifindex > 0
         && !afxdp_get_xdp_features(ifindex, &features)
         && !(features & AFXDP_NETDEV_XDP_ACT_RX_SG)) {
         VLOG_WARN_RL(&rl, "%s: MTU %d needs multi-buffer native XDP, which "
