@@ -41,6 +41,16 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-upcall.h
 endif
 
+# The AF_XDP netdev: OVS's lib/automake.mk lists lib/netdev-afxdp.[ch] and
+# lib/netdev-afxdp-pool.[ch]; these are the rest of ours.
+if HAVE_AF_XDP
+lib_libopenvswitch_la_SOURCES += \
+	lib/netdev-afxdp-private.h \
+	lib/netdev-afxdp-rxtx.c \
+	lib/netdev-afxdp-stats.c \
+	lib/netdev-afxdp-xsk.c
+endif
+
 # libbpf's print hook, shared by the BPF datapath and the AF_XDP netdev.
 if HAVE_BPF_DATAPATH
 lib_libopenvswitch_la_SOURCES += lib/ovs-libbpf-log.c lib/ovs-libbpf-log.h

@@ -34,7 +34,8 @@ struct netdev_rxq;
 struct netdev_stats;
 struct smap;
 
-/* Private to netdev-afxdp.c; netdev-linux-private.h holds pointers. */
+/* Private to the netdev's files (netdev-afxdp-private.h);
+ * netdev-linux-private.h holds pointers. */
 struct netdev_afxdp_tx_lock;
 struct xsk_socket_info;
 
