@@ -12,6 +12,10 @@
  * limitations under the License.
  */
 
+/* The pool of free UMEM frames of an AF_XDP queue: a LIFO stack its owner
+ * thread uses without atomics, and a side stack for frames that come back on
+ * another thread (see netdev-afxdp-pool.h). */
+
 #include <config.h>
 
 #include "netdev-afxdp-pool.h"
