@@ -18,8 +18,9 @@
 #define DPIF_BPF_PRIVATE_H 1
 
 /* The state of a BPF datapath, shared by the files of the dpif provider:
- * dpif-bpf.c, which owns it, and dpif-bpf-flow-table.c, which keeps its
- * megaflow table.  Not for use outside lib/dpif-bpf*.c. */
+ * dpif-bpf.c, which owns it, and the files of its parts (the megaflow table
+ * in dpif-bpf-flow-table.c, the ports in dpif-bpf-port.c, the execute path
+ * in dpif-bpf-execute.c...).  Not for use outside lib/dpif-bpf*.c. */
 
 #include <net/if.h>
 #include <stdbool.h>
