@@ -39,6 +39,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-port.c \
 	lib/dpif-bpf-port.h \
 	lib/dpif-bpf-private.h \
+	lib/dpif-bpf-recv.c \
+	lib/dpif-bpf-recv.h \
 	lib/dpif-bpf-upcall.c \
 	lib/dpif-bpf-upcall.h
 endif

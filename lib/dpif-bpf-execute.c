@@ -36,7 +36,7 @@
  *     recirculates them and keeps their flows itself.
  *
  * The upcalls whose packets ovs-vswitchd runs (slow path, ct(), layer 3)
- * come here from the receive side, in dpif-bpf.c. */
+ * come here from dpif-bpf-recv.c. */
 
 #include <config.h>
 

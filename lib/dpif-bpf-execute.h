@@ -19,7 +19,7 @@
 
 /* The execute path of the BPF datapath (see dpif-bpf-execute.c): the
  * operations of the dpif class that run packets, and what the receive side
- * (in dpif-bpf.c) needs of it to run the packets of upcalls. */
+ * (dpif-bpf-recv.c) needs of it to run the packets of upcalls. */
 
 #include <stdbool.h>
 #include <stddef.h>

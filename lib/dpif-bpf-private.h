@@ -70,7 +70,7 @@ struct dp_bpf_flow {
     struct ovs_bpf_flow_stats snap_stats;
 
     /* Packets that ovs-vswitchd forwarded with the flow's actions, on
-     * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
+     * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf-recv.c), added
      * to the statistics of its BPF entry. */
     struct dpif_flow_stats up_stats;
 
