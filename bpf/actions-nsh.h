@@ -60,7 +60,7 @@
  * a failing helper.  An NSH packet whose next protocol is not Ethernet
  * (its pop leaves a layer 3 packet) goes up to ovs-vswitchd as a slow path
  * packet when the pop is the flow's first action, as the translator makes
- * it (dpif-bpf.c checks the packet of an execute), and is otherwise a
+ * it (dpif-bpf-execute.c checks the packet of an execute), and is otherwise a
  * failure. */
 
 #ifndef BPF_ACTIONS_NSH_H

@@ -19,6 +19,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-ct-slow.h \
 	lib/dpif-bpf-ct-tp.c \
 	lib/dpif-bpf-ct-tp.h \
+	lib/dpif-bpf-execute.c \
+	lib/dpif-bpf-execute.h \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
 	lib/dpif-bpf-ipf.c \
@@ -37,6 +39,8 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-port.c \
 	lib/dpif-bpf-port.h \
 	lib/dpif-bpf-private.h \
+	lib/dpif-bpf-recv.c \
+	lib/dpif-bpf-recv.h \
 	lib/dpif-bpf-upcall.c \
 	lib/dpif-bpf-upcall.h
 endif

@@ -38,8 +38,8 @@
  *
  * and the fragments resume with the actions after ct() (recirc(), output)
  * as the packets of the ct slow path do (dp_bpf_ct_resume() in
- * dpif-bpf.c): they go down to the BPF programs with the conntrack state
- * in the downcall's key metadata.  Fragments that ipf does not take
+ * dpif-bpf-execute.c): they go down to the BPF programs with the conntrack
+ * state in the downcall's key metadata.  Fragments that ipf does not take
  * (reassembly disabled, too small, bad) are +trk+inv, as in dpif-netdev.
  *
  * Packets that are not fragments never come here: their megaflows stay in

@@ -804,8 +804,8 @@ tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
  * tnl_push_is_bpf()).  Any other tunnel header (Geneve, GRE, ERSPAN, a
  * VXLAN extension, or one on a packet without an Ethernet header that
  * ovs-vswitchd popped itself) makes the flow userspace only: ovs-vswitchd
- * pushes it (dp_bpf_tnl_push() in lib/dpif-bpf.c, or dpif-netdev's own
- * header functions).  Only a malformed action is refused (EINVAL).
+ * pushes it (dp_bpf_tnl_push() in lib/dpif-bpf-execute.c, or dpif-netdev's
+ * own header functions).  Only a malformed action is refused (EINVAL).
  * Either way the packet has an Ethernet header after it. */
 static int
 xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)

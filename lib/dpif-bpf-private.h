@@ -18,8 +18,9 @@
 #define DPIF_BPF_PRIVATE_H 1
 
 /* The state of a BPF datapath, shared by the files of the dpif provider:
- * dpif-bpf.c, which owns it, and dpif-bpf-flow-table.c, which keeps its
- * megaflow table.  Not for use outside lib/dpif-bpf*.c. */
+ * dpif-bpf.c, which owns it, and the files of its parts (the megaflow table
+ * in dpif-bpf-flow-table.c, the ports in dpif-bpf-port.c, the execute path
+ * in dpif-bpf-execute.c...).  Not for use outside lib/dpif-bpf*.c. */
 
 #include <net/if.h>
 #include <stdbool.h>
@@ -69,7 +70,7 @@ struct dp_bpf_flow {
     struct ovs_bpf_flow_stats snap_stats;
 
     /* Packets that ovs-vswitchd forwarded with the flow's actions, on
-     * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf.c), added
+     * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf-recv.c), added
      * to the statistics of its BPF entry. */
     struct dpif_flow_stats up_stats;
 
