@@ -18,8 +18,8 @@
 #define DPIF_BPF_PRIVATE_H 1
 
 /* The state of a BPF datapath, shared by the files of the dpif provider:
- * dpif-bpf.c, which owns it, and dpif-bpf-flow-table.c, which keeps its
- * megaflow table.  Not for use outside lib/dpif-bpf*.c. */
+ * dpif-bpf.c, which owns it, and dpif-bpf-flow-table.c and its parts, which
+ * keep its megaflow table.  Not for use outside lib/dpif-bpf*.c. */
 
 #include <net/if.h>
 #include <stdbool.h>
@@ -59,12 +59,12 @@ struct dp_bpf_flow {
     /* struct dp_bpf's 'flow_seq' when the flow's BPF entry was written
      * with statistics of its own (a new flow, a modify): a dump whose
      * batch read of the BPF flow tables began earlier reads its statistics
-     * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-table.c). */
+     * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-dump.c). */
     uint64_t seq;
 
     /* The statistics of the flow's BPF entry as the batch read of the dump
      * snapshot 'snap_gen' found them (see dp_bpf_dump_snapshot in
-     * dpif-bpf-flow-table.c); 0 if none has. */
+     * dpif-bpf-flow-dump.c); 0 if none has. */
     uint64_t snap_gen;
     struct ovs_bpf_flow_stats snap_stats;
 
