@@ -406,7 +406,7 @@ dpif_bpf_flow_dump_next(struct dpif_flow_dump_thread *thread_,
         }
         flow = CONTAINER_OF(node, struct dp_bpf_flow, ufid_node);
         ofpbuf_clear(&thread->bufs[n]);
-        dp_bpf_flow_to_dpif_flow(dp, flow, dump->up.terse, &thread->bufs[n],
+        dp_bpf_flow_to_dpif_flow(flow, dump->up.terse, &thread->bufs[n],
                                  &flows[n]);
         if (dump_snapshot_get_stats(&dump->snap, flow, &flows[n].stats)) {
             /* Done. */

@@ -82,10 +82,8 @@ void dp_bpf_stats_from_bpf(const struct ovs_bpf_flow_stats *,
                            struct dpif_flow_stats *);
 void dp_bpf_stats_add(struct dpif_flow_stats *,
                       const struct dpif_flow_stats *);
-void dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp,
-                              const struct dp_bpf_flow *, bool terse,
-                              struct ofpbuf *, struct dpif_flow *)
-    OVS_REQUIRES(dp->mutex);
+void dp_bpf_flow_to_dpif_flow(const struct dp_bpf_flow *, bool terse,
+                              struct ofpbuf *, struct dpif_flow *);
 
 /* The mask list (dpif-bpf-flow-masks.c). */
 int dp_bpf_mask_ref(struct dp_bpf *dp, const struct ovs_bpf_flow_key *mask)

@@ -890,7 +890,7 @@ dp_bpf_flow_get(struct dpif *dpif, struct dpif_flow_get *get)
     ovs_mutex_lock(&dp->mutex);
     flow = dp_bpf_find_flow(dp, &ufid);
     if (flow) {
-        dp_bpf_flow_to_dpif_flow(dp, flow, false, get->buffer, get->flow);
+        dp_bpf_flow_to_dpif_flow(flow, false, get->buffer, get->flow);
         dp_bpf_flow_get_stats(dp, flow, &get->flow->stats);
     } else {
         error = ENOENT;

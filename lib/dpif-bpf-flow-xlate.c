@@ -155,12 +155,11 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
 }
 
 /* Fills 'out' with 'flow', its key, mask and actions copied into 'buf',
- * but for its statistics, which it zeroes. */
+ * but for its statistics, which it zeroes.  The caller holds the mutex of
+ * the datapath of 'flow'. */
 void
-dp_bpf_flow_to_dpif_flow(const struct dp_bpf *dp OVS_UNUSED,
-                         const struct dp_bpf_flow *flow, bool terse,
+dp_bpf_flow_to_dpif_flow(const struct dp_bpf_flow *flow, bool terse,
                          struct ofpbuf *buf, struct dpif_flow *out)
-    OVS_REQUIRES(dp->mutex)
 {
     memset(out, 0, sizeof *out);
     if (!terse) {
