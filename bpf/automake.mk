@@ -21,14 +21,20 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-ct-tp.h \
 	lib/dpif-bpf-execute.c \
 	lib/dpif-bpf-execute.h \
+	lib/dpif-bpf-flow-adopt.c \
+	lib/dpif-bpf-flow-dump.c \
+	lib/dpif-bpf-flow-masks.c \
+	lib/dpif-bpf-flow-private.h \
 	lib/dpif-bpf-flow-table.c \
 	lib/dpif-bpf-flow-table.h \
+	lib/dpif-bpf-flow-xlate.c \
 	lib/dpif-bpf-ipf.c \
 	lib/dpif-bpf-ipf.h \
 	lib/dpif-bpf-linux.c \
 	lib/dpif-bpf-linux.h \
 	lib/dpif-bpf-loader.c \
 	lib/dpif-bpf-loader.h \
+	lib/dpif-bpf-map-batch.c \
 	lib/dpif-bpf-meter.c \
 	lib/dpif-bpf-meter.h \
 	lib/dpif-bpf-odp-actions.c \

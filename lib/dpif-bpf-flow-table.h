@@ -17,9 +17,9 @@
 #ifndef DPIF_BPF_FLOW_TABLE_H
 #define DPIF_BPF_FLOW_TABLE_H 1
 
-/* The megaflow table of the BPF datapath (see dpif-bpf-flow-table.c): the
- * flow operations of the dpif class, and what the rest of dpif-bpf.c needs
- * of the table. */
+/* The megaflow table of the BPF datapath (see dpif-bpf-flow-table.c and
+ * the other dpif-bpf-flow-*.c files): the flow operations of the dpif
+ * class, and what the rest of dpif-bpf.c needs of the table. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +47,7 @@ void dp_bpf_flow_del_batch(struct dpif *, struct dpif_flow_del **dels,
 int dp_bpf_flow_get(struct dpif *, struct dpif_flow_get *);
 int dpif_bpf_flow_flush(struct dpif *);
 
+/* Dumps (dpif-bpf-flow-dump.c). */
 struct dpif_flow_dump *dpif_bpf_flow_dump_create(
     const struct dpif *, bool terse, struct dpif_flow_dump_types *);
 int dpif_bpf_flow_dump_destroy(struct dpif_flow_dump *);
@@ -63,7 +64,7 @@ struct dp_bpf_flow *dp_bpf_find_flow_by_tkey(
 void dp_bpf_flows_remove_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 
 /* For the datapath's close without destruction (the flows stay in BPF)
- * and its takeover by the next ovs-vswitchd. */
+ * and its takeover by the next ovs-vswitchd (dpif-bpf-flow-adopt.c). */
 void dp_bpf_flows_forget_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 void dp_bpf_flows_adopt(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 size_t dp_bpf_flows_carry_over(struct dp_bpf *dp, int saved_fd)
@@ -81,12 +82,13 @@ void dp_bpf_flow_credit(struct dp_bpf *dp, struct dp_bpf_flow *,
     OVS_REQUIRES(dp->mutex);
 
 /* Reorders the mask search by recent hits (dpif-bpf.c runs it
- * periodically). */
+ * periodically; dpif-bpf-flow-masks.c). */
 void dp_bpf_masks_rebalance(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 
 /* For tests: with 'disable', flow installs, deletes and dumps use no batch
  * operation of the BPF maps (BPF_MAP_{UPDATE,DELETE,LOOKUP}_BATCH), as
- * with a kernel that refuses them, but go one entry per system call. */
+ * with a kernel that refuses them, but go one entry per system call
+ * (dpif-bpf-map-batch.c). */
 void dp_bpf_map_batches_disable(bool disable);
 
 #endif /* dpif-bpf-flow-table.h */

@@ -19,8 +19,9 @@
 
 /* The state of a BPF datapath, shared by the files of the dpif provider:
  * dpif-bpf.c, which owns it, and the files of its parts (the megaflow table
- * in dpif-bpf-flow-table.c, the ports in dpif-bpf-port.c, the execute path
- * in dpif-bpf-execute.c...).  Not for use outside lib/dpif-bpf*.c. */
+ * in dpif-bpf-flow-table.c and its parts, the ports in dpif-bpf-port.c, the
+ * execute path in dpif-bpf-execute.c...).  Not for use outside
+ * lib/dpif-bpf*.c. */
 
 #include <net/if.h>
 #include <stdbool.h>
@@ -60,12 +61,12 @@ struct dp_bpf_flow {
     /* struct dp_bpf's 'flow_seq' when the flow's BPF entry was written
      * with statistics of its own (a new flow, a modify): a dump whose
      * batch read of the BPF flow tables began earlier reads its statistics
-     * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-table.c). */
+     * alone (see dp_bpf_dump_snapshot in dpif-bpf-flow-dump.c). */
     uint64_t seq;
 
     /* The statistics of the flow's BPF entry as the batch read of the dump
      * snapshot 'snap_gen' found them (see dp_bpf_dump_snapshot in
-     * dpif-bpf-flow-table.c); 0 if none has. */
+     * dpif-bpf-flow-dump.c); 0 if none has. */
     uint64_t snap_gen;
     struct ovs_bpf_flow_stats snap_stats;
 

@@ -15,8 +15,8 @@
  */
 
 /* Tests of the megaflow table of the BPF datapath
- * (lib/dpif-bpf-flow-table.c) through the dpif interface, on a datapath of
- * its own that the test creates and deletes:
+ * (lib/dpif-bpf-flow-*.c) through the dpif interface, on a datapath of its
+ * own that the test creates and deletes:
  *
  *   ovstest test-dpif-bpf-flow-table <case> <datapath name>
  *
@@ -190,7 +190,8 @@ flow_table_of(const struct test_put *tp)
     return entry.table;
 }
 
-/* The coverage counters of the batch calls (dpif-bpf-flow-table.c). */
+/* The coverage counters of the batch calls (dpif-bpf-map-batch.c,
+ * dpif-bpf-flow-dump.c). */
 extern struct coverage_counter counter_dpif_bpf_map_update_batch;
 extern struct coverage_counter counter_dpif_bpf_map_lookup_batch;
 extern struct coverage_counter counter_dpif_bpf_map_delete_batch;
