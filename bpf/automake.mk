@@ -32,6 +32,7 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-ipf.h \
 	lib/dpif-bpf-linux.c \
 	lib/dpif-bpf-linux.h \
+	lib/dpif-bpf-loader-private.h \
 	lib/dpif-bpf-loader.c \
 	lib/dpif-bpf-loader.h \
 	lib/dpif-bpf-map-batch.c \
@@ -42,6 +43,7 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-odp-private.h \
 	lib/dpif-bpf-odp.c \
 	lib/dpif-bpf-odp.h \
+	lib/dpif-bpf-pinned.c \
 	lib/dpif-bpf-port.c \
 	lib/dpif-bpf-port.h \
 	lib/dpif-bpf-private.h \

@@ -18,8 +18,11 @@
 #define DPIF_BPF_FLOW_TABLE_H 1
 
 /* The megaflow table of the BPF datapath (see dpif-bpf-flow-table.c and
- * the other dpif-bpf-flow-*.c files): the flow operations of the dpif
- * class, and what the rest of dpif-bpf.c needs of the table. */
+ * the other dpif-bpf-flow-*.c files): what the rest of the datapath needs
+ * of it.  dpif-bpf.c uses the dumps, the flush and what goes with the
+ * datapath's life; dpif-bpf-execute.c the flow operations of
+ * dpif_operate() and the lookups of layer 3 packets; dpif-bpf-recv.c the
+ * lookups of the upcalls that ovs-vswitchd answers itself. */
 
 #include <stdbool.h>
 #include <stddef.h>

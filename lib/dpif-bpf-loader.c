@@ -14,9 +14,15 @@
  * limitations under the License.
  */
 
+/* Loading the BPF datapath object of a new datapath: opening it through
+ * its skeleton, loading and pinning its programs and maps, closing it, and
+ * attaching its programs at TC ingress.  Taking over a datapath that is
+ * already pinned is in dpif-bpf-pinned.c. */
+
 #include <config.h>
 
 #include "dpif-bpf-loader.h"
+#include "dpif-bpf-loader-private.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -40,7 +46,6 @@
 #include "dirs.h"
 #include "dpif-bpf-ct-limit.h"
 #include "openvswitch/vlog.h"
-#include "sset.h"
 #include "ovs-thread.h"
 #include "ovs-libbpf-log.h"
 #include "timeval.h"
@@ -57,8 +62,8 @@ VLOG_DEFINE_THIS_MODULE(dpif_bpf_loader);
 #define DPIF_BPF_TC_HANDLE 0x4f56
 #define DPIF_BPF_TC_PRIORITY 1
 
-static const char *
-find_object(void)
+const char *
+dpif_bpf_obj_file(void)
 {
     static char *installed;
     const char *env = getenv(DPIF_BPF_OBJ_ENV);
@@ -164,8 +169,8 @@ remove_pins(const char *dir)
  * dp_bpf_replace()) left in its staging directory if ovs-vswitchd died in
  * the middle of it: nothing uses them once the datapath is taken over
  * (whose ports get its programs again) or removed. */
-static void
-remove_staging_pins(const struct dpif_bpf_obj *o)
+void
+dpif_bpf_obj_remove_staging_pins(const struct dpif_bpf_obj *o)
 {
     char *staging = xasprintf("%s"DPIF_BPF_STAGING_SUFFIX, o->pin_dir);
 
@@ -245,8 +250,8 @@ kernel_config_found(void)
  * tells libbpf to pin the maps of the ABI in 'o->pin_dir'.  The skeleton
  * has the object of the build built in: the file's bytes replace them, so
  * that the object checked and loaded is the one found at run time. */
-static int
-open_object(struct dpif_bpf_obj *o, char **errorp)
+int
+dpif_bpf_obj_open(struct dpif_bpf_obj *o, char **errorp)
 {
     LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = o->pin_dir);
     size_t size;
@@ -288,13 +293,6 @@ open_object(struct dpif_bpf_obj *o, char **errorp)
     return error;
 }
 
-/* The pins of the programs, next to the maps', which tell the next
- * ovs-vswitchd which programs are attached (see dpif_bpf_obj_adopt()). */
-#define PIN_PROG_INGRESS "prog_ingress"
-#define PIN_PROG_DOWNCALL "prog_downcall"
-#define PIN_PROG_METER "prog_meter"
-#define PIN_PROG_CT_REASS "prog_ct_reass"
-
 /* The size of the mapping of the 'ct_zones' array map: its values, each
  * 8-byte aligned, in whole pages. */
 static size_t
@@ -306,8 +304,8 @@ ct_zones_size(void)
     return ROUND_UP(size, get_page_size());
 }
 
-static void
-get_map_fds(struct dpif_bpf_obj *o)
+void
+dpif_bpf_obj_get_map_fds(struct dpif_bpf_obj *o)
 {
     struct datapath_bpf *skel = o->skel;
 
@@ -358,22 +356,8 @@ pin_fd(const struct dpif_bpf_obj *o, const char *name, int fd, char **errorp)
     return error;
 }
 
-/* Returns true if 'fd' is a BPF program named 'name' (as the kernel keeps
- * it: cut to BPF_OBJ_NAME_LEN - 1 characters). */
-static bool
-is_prog_named(int fd, const char *name)
-{
-    struct bpf_prog_info info;
-    uint32_t len = sizeof info;
-
-    memset(&info, 0, sizeof info);
-    return (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)
-            && len >= offsetof(struct bpf_prog_info, name) + sizeof info.name
-            && !strncmp(info.name, name, sizeof info.name - 1));
-}
-
-static int
-get_pinned(const struct dpif_bpf_obj *o, const char *name)
+int
+dpif_bpf_obj_get_pinned(const struct dpif_bpf_obj *o, const char *name)
 {
     char *path = xasprintf("%s/%s", o->pin_dir, name);
     int fd = bpf_obj_get(path);
@@ -420,241 +404,8 @@ create_saved_maps(struct dpif_bpf_obj *o,
     return error;
 }
 
-/* Reads the .rodata of the loaded program 'prog_fd', which begins with its
- * ABI version: stores the version in '*abi_version' and, if 'datap' is
- * nonnull, the .rodata in '*datap' (to be freed by the caller) and its
- * size in '*sizep'.  The one place that reads the ABI version of a pinned
- * datapath. */
-static int
-read_prog_rodata(int prog_fd, uint32_t *abi_version, void **datap,
-                 uint32_t *sizep)
-{
-    struct bpf_prog_info info;
-    uint32_t len = sizeof info;
-    uint32_t ids[64];
-    uint32_t n_ids;
-
-    if (datap) {
-        *datap = NULL;
-    }
-    memset(&info, 0, sizeof info);
-    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
-        return errno;
-    }
-    n_ids = MIN(info.nr_map_ids, ARRAY_SIZE(ids));
-    memset(&info, 0, sizeof info);
-    info.nr_map_ids = n_ids;
-    info.map_ids = (uintptr_t) ids;
-    len = sizeof info;
-    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
-        return errno;
-    }
-    for (uint32_t i = 0; i < MIN(n_ids, info.nr_map_ids); i++) {
-        int fd = bpf_map_get_fd_by_id(ids[i]);
-        struct bpf_map_info minfo;
-        uint32_t mlen = sizeof minfo;
-        size_t name_len;
-
-        if (fd < 0) {
-            continue;
-        }
-        memset(&minfo, 0, sizeof minfo);
-        if (!bpf_obj_get_info_by_fd(fd, &minfo, &mlen)
-            && minfo.type == BPF_MAP_TYPE_ARRAY && minfo.max_entries == 1
-            && (name_len = strnlen(minfo.name, sizeof minfo.name)) >= 7
-            && !strcmp(minfo.name + name_len - 7, ".rodata")
-            && minfo.value_size >= sizeof(uint32_t)) {
-            uint32_t zero = 0;
-            void *data = xmalloc(minfo.value_size);
-
-            if (!bpf_map_lookup_elem(fd, &zero, data)) {
-                memcpy(abi_version, data, sizeof *abi_version);
-                if (datap) {
-                    *datap = data;
-                    *sizep = minfo.value_size;
-                } else {
-                    free(data);
-                }
-                close(fd);
-                return 0;
-            }
-            free(data);
-        }
-        close(fd);
-    }
-    return ENOENT;
-}
-
-/* Checks that 'fd', the map pinned as 'path', is a map of 'type' with
- * 'key_size'-byte keys and 'value_size'-byte values: a map that an
- * ovs-vswitchd of another layout pinned must not be read or written with
- * ours.  Returns 0 or EPROTO (or another errno value if 'fd' cannot be
- * queried), with a message in '*errorp'. */
-static int
-check_map_layout(int fd, const char *path, uint32_t type, uint32_t key_size,
-                 uint32_t value_size, char **errorp)
-{
-    struct bpf_map_info info;
-    uint32_t len = sizeof info;
-
-    memset(&info, 0, sizeof info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-        int error = errno;
-
-        *errorp = xasprintf("cannot query the map pinned as %s (%s)", path,
-                            ovs_strerror(error));
-        return error;
-    }
-    if (info.type != type || info.key_size != key_size
-        || info.value_size != value_size) {
-        const char *has = libbpf_bpf_map_type_str(info.type);
-        const char *wants = libbpf_bpf_map_type_str(type);
-
-        *errorp = xasprintf("the map pinned as %s has type %s, key size "
-                            "%"PRIu32" and value size %"PRIu32", not %s, "
-                            "%"PRIu32" and %"PRIu32" as this ovs-vswitchd "
-                            "expects", path, has ? has : "unknown",
-                            info.key_size, info.value_size,
-                            wants ? wants : "unknown", key_size, value_size);
-        return EPROTO;
-    }
-    return 0;
-}
-
-/* Opens the map of ovs-vswitchd's state 'map_name' (DPIF_BPF_SAVED_PORTS or
- * DPIF_BPF_SAVED_FLOWS) pinned in the directory 'pin_name' below
- * DPIF_BPF_PIN_ROOT and checks its layout.  Returns its fd, or -1: with
- * ENOENT if there is no such pin, otherwise with a message in '*errorp'
- * (to be freed by the caller) if the map does not fit. */
-int
-dpif_bpf_saved_map_open(const char *pin_name, const char *map_name,
-                        char **errorp)
-{
-    bool ports = !strcmp(map_name, DPIF_BPF_SAVED_PORTS);
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, pin_name,
-                           map_name);
-    int fd = bpf_obj_get(path);
-
-    *errorp = NULL;
-    if (fd >= 0
-        && check_map_layout(fd, path, BPF_MAP_TYPE_HASH,
-                            ports ? sizeof(uint32_t) : sizeof(ovs_u128),
-                            (ports ? sizeof(struct dpif_bpf_saved_port)
-                             : sizeof(struct dpif_bpf_saved_flow)),
-                            errorp)) {
-        close(fd);
-        fd = -1;
-    }
-    free(path);
-    return fd;
-}
-
-/* Opens the 'dp_stats' map (the datapath's counters) of the datapath pinned
- * in the directory 'pin_name' below DPIF_BPF_PIN_ROOT, which is about to be
- * replaced, for its counters to be reported: returns its fd, or -1 if
- * there is no such map or it is not a per-CPU array of __u64 counters.
- * Stores in '*abi_version' the ABI version of the pinned ingress program,
- * 0 if there is none that says, and in '*n_stats' the number of
- * counters. */
-int
-dpif_bpf_pinned_stats_open(const char *pin_name, uint32_t *abi_version,
-                           uint32_t *n_stats)
-{
-    char *path = xasprintf("%s/%s/dp_stats", DPIF_BPF_PIN_ROOT, pin_name);
-    struct bpf_map_info info;
-    uint32_t len = sizeof info;
-    int fd = bpf_obj_get(path);
-    int prog_fd;
-
-    free(path);
-    *abi_version = 0;
-    *n_stats = 0;
-    if (fd < 0) {
-        return -1;
-    }
-    memset(&info, 0, sizeof info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len)
-        || info.type != BPF_MAP_TYPE_PERCPU_ARRAY
-        || info.key_size != sizeof(uint32_t)
-        || info.value_size != sizeof(uint64_t)) {
-        close(fd);
-        return -1;
-    }
-    *n_stats = info.max_entries;
-
-    path = xasprintf("%s/%s/"PIN_PROG_INGRESS, DPIF_BPF_PIN_ROOT, pin_name);
-    prog_fd = bpf_obj_get(path);
-    free(path);
-    if (prog_fd >= 0) {
-        /* '*abi_version' stays 0 if the version cannot be read. */
-        if (is_prog_named(prog_fd, "ovs_bpf_ingress")) {
-            ignore(read_prog_rodata(prog_fd, abi_version, NULL, NULL));
-        }
-        close(prog_fd);
-    }
-    return fd;
-}
-
-/* Gives 'o', whose object file is open, the fd of the pinned map of each of
- * its pinned maps, checking that the pinned map fits. */
-static int
-reuse_pinned_maps(struct dpif_bpf_obj *o, char **errorp)
-{
-    struct bpf_map *map;
-    int error;
-
-    bpf_object__for_each_map (map, o->skel->obj) {
-        const char *path = bpf_map__pin_path(map);
-        int fd;
-
-        if (!path) {
-            continue;
-        }
-        fd = bpf_obj_get(path);
-        if (fd < 0) {
-            error = errno;
-            *errorp = xasprintf("cannot open %s (%s)", path,
-                                ovs_strerror(error));
-            return error;
-        }
-        error = check_map_layout(fd, path, bpf_map__type(map),
-                                 bpf_map__key_size(map),
-                                 bpf_map__value_size(map), errorp);
-        if (!error) {
-            error = -bpf_map__reuse_fd(map, fd);
-            if (error) {
-                *errorp = xasprintf("cannot reuse the map pinned as %s (%s)",
-                                    path, ovs_strerror(error));
-            }
-        }
-        close(fd);
-        if (error) {
-            return error;
-        }
-    }
-    get_map_fds(o);
-
-    const char *pin_name = o->pin_dir + strlen(DPIF_BPF_PIN_ROOT) + 1;
-    o->saved_ports_fd = dpif_bpf_saved_map_open(pin_name,
-                                                DPIF_BPF_SAVED_PORTS, errorp);
-    if (o->saved_ports_fd >= 0) {
-        o->saved_flows_fd = dpif_bpf_saved_map_open(pin_name,
-                                                    DPIF_BPF_SAVED_FLOWS,
-                                                    errorp);
-    }
-    if (o->saved_ports_fd < 0 || o->saved_flows_fd < 0) {
-        if (!*errorp) {
-            *errorp = xasprintf("%s has no maps of ovs-vswitchd's state %s "
-                                "and %s", o->pin_dir, DPIF_BPF_SAVED_PORTS,
-                                DPIF_BPF_SAVED_FLOWS);
-        }
-        return EPROTO;
-    }
-    return 0;
-}
-
-static struct dpif_bpf_obj *
-obj_alloc(void)
+struct dpif_bpf_obj *
+dpif_bpf_obj_alloc(void)
 {
     struct dpif_bpf_obj *o = xzalloc(sizeof *o);
 
@@ -666,12 +417,12 @@ obj_alloc(void)
 
 /* Pins in the pin directory of 'o' the mark of the instance 'instance' (see
  * DPIF_BPF_INSTANCE_PIN), unless it is there. */
-static int
-pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
-                  char **errorp)
+int
+dpif_bpf_obj_pin_instance_mark(const struct dpif_bpf_obj *o,
+                               const char *instance, char **errorp)
 {
     char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
-    int fd = get_pinned(o, name);
+    int fd = dpif_bpf_obj_get_pinned(o, name);
     int error = 0;
 
     if (fd < 0) {
@@ -693,206 +444,6 @@ pin_instance_mark(const struct dpif_bpf_obj *o, const char *instance,
     return error;
 }
 
-/* Returns 0 if the datapath pinned for 'o' was loaded from an object file
- * with the bytes of that of 'o' (or if that is not known: a datapath pinned
- * before the marks existed), otherwise EPROTO with a message in
- * '*errorp'. */
-static int
-check_object_mark(const struct dpif_bpf_obj *o, const char *instance,
-                  char **errorp)
-{
-    char *name = xasprintf(DPIF_BPF_INSTANCE_PIN"%s", instance);
-    uint8_t sha1[SHA1_DIGEST_SIZE];
-    int fd = get_pinned(o, name);
-    char *layout_error = NULL;
-    uint32_t zero = 0;
-    int error = 0;
-
-    free(name);
-    if (fd < 0) {
-        return 0;
-    }
-    /* A mark of another layout tells nothing. */
-    if (!check_map_layout(fd, "", BPF_MAP_TYPE_ARRAY, sizeof zero,
-                          sizeof sha1, &layout_error)
-        && !bpf_map_lookup_elem(fd, &zero, sha1)
-        && memcmp(sha1, o->elf_sha1, sizeof sha1)) {
-        *errorp = xasprintf("the datapath pinned in %s was loaded from "
-                            "another BPF object than %s", o->pin_dir,
-                            o->path);
-        error = EPROTO;
-    }
-    free(layout_error);
-    close(fd);
-    return error;
-}
-
-/* Adds to 'names' the name of each datapath of the instance 'instance'
- * (OVS_BPF_INSTANCE, "" if unset) whose pins are below DPIF_BPF_PIN_ROOT,
- * open or not: "ovs-dpctl dump-dps" lists them, as it lists the kernel's
- * datapaths, also while no ovs-vswitchd runs. */
-void
-dpif_bpf_enumerate_pinned(const char *instance, struct sset *names)
-{
-    size_t inst_len = strlen(instance);
-    DIR *d = opendir(DPIF_BPF_PIN_ROOT);
-    struct dirent *de;
-
-    if (!d) {
-        return;
-    }
-    while ((de = readdir(d)) != NULL) {
-        const char *dir = de->d_name;
-        size_t len = strlen(dir);
-        struct stat st;
-        char *path;
-        bool ours;
-
-        /* A staging directory is not a datapath, even if a crash left a
-         * whole one there. */
-        if (dir[0] == '.'
-            || (len >= strlen(DPIF_BPF_STAGING_SUFFIX)
-                && !strcmp(dir + len - strlen(DPIF_BPF_STAGING_SUFFIX),
-                           DPIF_BPF_STAGING_SUFFIX))) {
-            continue;
-        }
-        path = xasprintf("%s/%s/"DPIF_BPF_INSTANCE_PIN"%s",
-                         DPIF_BPF_PIN_ROOT, dir, instance);
-        ours = !stat(path, &st);
-        free(path);
-        path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, dir,
-                         PIN_PROG_INGRESS);
-        ours = ours && !stat(path, &st);
-        free(path);
-        if (!ours) {
-            continue;
-        }
-        if (!inst_len) {
-            sset_add(names, dir);
-        } else if (len > inst_len + 1 && dir[len - inst_len - 1] == '-'
-                   && !strcmp(dir + len - inst_len, instance)) {
-            sset_add_and_free(names, xmemdup0(dir, len - inst_len - 1));
-        }
-    }
-    closedir(d);
-}
-
-/* Returns true if the pin directory of 'cfg' holds a datapath's programs
- * (not necessarily of our ABI version). */
-bool
-dpif_bpf_obj_exists(const struct dpif_bpf_obj_config *cfg)
-{
-    char *path = xasprintf("%s/%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name,
-                           PIN_PROG_INGRESS);
-    struct stat st;
-    bool exists = !stat(path, &st);
-
-    free(path);
-    return exists;
-}
-
-/* Takes over the datapath 'dp_name' that an earlier ovs-vswitchd left
- * pinned: the attached programs and the maps they use, if the programs are
- * of our ABI version.  Returns 0 and stores the object in '*objp' if it
- * did, ENOENT if there is nothing to take over, another positive errno
- * value (after a log message that says why) if what is pinned is not of
- * use; then dpif_bpf_obj_load() makes a fresh datapath in its place. */
-int
-dpif_bpf_obj_adopt(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
-                   struct dpif_bpf_obj **objp)
-{
-    struct dpif_bpf_obj *o = obj_alloc();
-    uint32_t rodata_size = 0;
-    char *errmsg = NULL;
-    void *rodata = NULL;
-    struct stat st;
-    int error;
-
-    *objp = NULL;
-    o->path = xstrdup(find_object());
-    o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
-    if (stat(o->pin_dir, &st)) {
-        error = ENOENT;
-        goto out;
-    }
-
-    o->ingress_prog_fd = get_pinned(o, PIN_PROG_INGRESS);
-    o->downcall_prog_fd = get_pinned(o, PIN_PROG_DOWNCALL);
-    o->meter_prog_fd = get_pinned(o, PIN_PROG_METER);
-    o->ct_reass_prog_fd = get_pinned(o, PIN_PROG_CT_REASS);
-    if (!is_prog_named(o->ingress_prog_fd, "ovs_bpf_ingress")
-        || !is_prog_named(o->downcall_prog_fd, "ovs_bpf_downcall")
-        || !is_prog_named(o->meter_prog_fd, "ovs_bpf_meter_packet")
-        || !is_prog_named(o->ct_reass_prog_fd, OVS_BPF_PROG_CT_REASS)) {
-        error = EPROTO;
-        errmsg = xasprintf("%s holds no programs of a BPF datapath",
-                           o->pin_dir);
-        goto out;
-    }
-    error = read_prog_rodata(o->ingress_prog_fd, &o->abi_version, &rodata,
-                             &rodata_size);
-    if (error) {
-        errmsg = xasprintf("cannot read the ABI version of the program "
-                           "pinned in %s (%s)", o->pin_dir,
-                           ovs_strerror(error));
-        goto out;
-    }
-    if (o->abi_version != dpif_bpf_abi_version()) {
-        error = EPROTO;
-        errmsg = xasprintf("the datapath pinned in %s has ABI version "
-                           "%"PRIu32", this ovs-vswitchd has %"PRIu32,
-                           o->pin_dir, o->abi_version,
-                           dpif_bpf_abi_version());
-        goto out;
-    }
-
-    ovs_libbpf_log_capture_start();
-    error = open_object(o, &errmsg);
-    free(ovs_libbpf_log_capture_end());
-    if (!error) {
-        size_t ofs = ((char *) &o->skel->rodata->ovs_bpf_vlan_limit
-                      - (char *) o->skel->rodata);
-
-        if (rodata_size < ofs + sizeof o->vlan_limit) {
-            error = EPROTO;
-            errmsg = xasprintf("the program pinned in %s has a short "
-                               ".rodata", o->pin_dir);
-        } else {
-            memcpy(&o->vlan_limit, (char *) rodata + ofs,
-                   sizeof o->vlan_limit);
-            error = (cfg->check_object
-                     ? check_object_mark(o, cfg->instance
-                                            ? cfg->instance : "", &errmsg)
-                     : 0);
-        }
-        if (!error) {
-            error = reuse_pinned_maps(o, &errmsg);
-        }
-        if (!error) {
-            error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
-                                      &errmsg);
-        }
-    }
-
-out:
-    free(rodata);
-    if (error) {
-        if (errmsg) {
-            VLOG_INFO("%s: not taking over the pinned datapath: %s; "
-                      "creating a new one", dp_name, errmsg);
-            free(errmsg);
-        }
-        dpif_bpf_obj_unload(o, false);
-        return error;
-    }
-    o->adopted = true;
-    remove_staging_pins(o);
-    VLOG_INFO("%s: took over the BPF datapath pinned in %s (ABI version "
-              "%"PRIu32")", dp_name, o->pin_dir, o->abi_version);
-    *objp = o;
-    return 0;
-}
-
 /* Opens, checks and loads the datapath object for the datapath 'dp_name'.
  * On failure, returns a positive errno value and stores in '*errorp' a
  * message for the user (to be freed by the caller); the details, with the
@@ -902,7 +453,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
                   struct dpif_bpf_obj **objp, char **errorp)
 {
     long long int start = time_msec();
-    struct dpif_bpf_obj *o = obj_alloc();
+    struct dpif_bpf_obj *o = dpif_bpf_obj_alloc();
     struct datapath_bpf *skel;
     char *libbpf_log;
     size_t rodata_size;
@@ -910,7 +461,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
 
     *objp = NULL;
     *errorp = NULL;
-    o->path = xstrdup(find_object());
+    o->path = xstrdup(dpif_bpf_obj_file());
 
     /* libbpf's messages are in the log at DBG level; the warnings of a
      * failed load, the verifier's log among them, are also logged at ERR
@@ -936,7 +487,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
     o->pin_dir = xasprintf("%s/%s", DPIF_BPF_PIN_ROOT, cfg->pin_name);
     remove_pins(o->pin_dir);
 
-    error = open_object(o, errorp);
+    error = dpif_bpf_obj_open(o, errorp);
     if (error) {
         goto error;
     }
@@ -985,7 +536,7 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         goto error;
     }
 
-    get_map_fds(o);
+    dpif_bpf_obj_get_map_fds(o);
     dpif_bpf_test_crash_point("load", NULL);
     o->ingress_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_ingress));
     o->downcall_prog_fd = dup(bpf_program__fd(skel->progs.ovs_bpf_downcall));
@@ -1005,8 +556,8 @@ dpif_bpf_obj_load(const char *dp_name, const struct dpif_bpf_obj_config *cfg,
         error = pin_fd(o, PIN_PROG_CT_REASS, o->ct_reass_prog_fd, errorp);
     }
     if (!error) {
-        error = pin_instance_mark(o, cfg->instance ? cfg->instance : "",
-                                  errorp);
+        error = dpif_bpf_obj_pin_instance_mark(
+            o, cfg->instance ? cfg->instance : "", errorp);
     }
     if (error) {
         goto error;
@@ -1062,7 +613,7 @@ dpif_bpf_obj_unload(struct dpif_bpf_obj *o, bool remove_pins_)
     if (o->pin_dir) {
         if (remove_pins_) {
             remove_pins(o->pin_dir);
-            remove_staging_pins(o);
+            dpif_bpf_obj_remove_staging_pins(o);
         }
         free(o->pin_dir);
     }

@@ -30,7 +30,8 @@
  * The programs and maps outlive ovs-vswitchd: the ingress and downcall
  * programs are pinned next to the maps, and dpif_bpf_obj_adopt() gives the
  * next ovs-vswitchd the same programs and maps, as long as they are of its
- * ABI version.  Only dpif_bpf_obj_unload() with 'remove_pins' removes them.
+ * ABI version (see dpif-bpf-pinned.c).  Only dpif_bpf_obj_unload() with
+ * 'remove_pins' removes them.
  *
  * libbpf's messages go to the log at DBG level (ovs-libbpf-log.h), except
  * that the warnings of a failed load (the verifier's message included) are

@@ -14,6 +14,11 @@
  * limitations under the License.
  */
 
+/* The upcall path of the BPF datapath: the ring buffers, one per handler
+ * thread, through which the BPF programs send packets to ovs-vswitchd, and
+ * their records turned into the upcalls of ofproto (see
+ * dpif-bpf-upcall.h). */
+
 #include <config.h>
 
 #include "dpif-bpf-upcall.h"
