@@ -15,8 +15,11 @@ lib_libopenvswitch_la_SOURCES += \
 	lib/dpif-bpf-ct-labels.h \
 	lib/dpif-bpf-ct-limit.c \
 	lib/dpif-bpf-ct-limit.h \
+	lib/dpif-bpf-ct-nl.c \
+	lib/dpif-bpf-ct-packet.c \
 	lib/dpif-bpf-ct-slow.c \
 	lib/dpif-bpf-ct-slow.h \
+	lib/dpif-bpf-ct-slow-private.h \
 	lib/dpif-bpf-ct-tp.c \
 	lib/dpif-bpf-ct-tp.h \
 	lib/dpif-bpf-execute.c \
