@@ -49,8 +49,6 @@
 OVS_BPF_TCP_STATES
 #undef OVS_BPF_TCP_STATE
 
-/* ctnetlink. */
-
 static void ct_put_tcp_state(struct ofpbuf *, uint8_t state);
 
 static void

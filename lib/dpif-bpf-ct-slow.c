@@ -125,13 +125,6 @@ static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 5);
 /* The kernel's default timeout, in seconds, of the protocols that have no
  * timeout policy (those of ICMP, TCP and UDP are in bpf/datapath-abi.h). */
 #define CT_SLOW_GENERIC_TIMEOUT 600    /* nf_conntrack_generic_timeout */
-/* Those of the BPF ct() for TCP and UDP (bpf/actions-ct.h). */
-#define CT_SLOW_UDP_NEW 30             /* udp_timeout */
-#define CT_SLOW_UDP_EST 120            /* udp_timeout_stream */
-#define CT_SLOW_TCP_NEW 120            /* tcp_timeout_syn_sent */
-#define CT_SLOW_TCP_EST 432000         /* tcp_timeout_established */
-#define CT_SLOW_TCP_FIN 120            /* tcp_timeout_time_wait */
-#define CT_SLOW_TCP_RST 10             /* tcp_timeout_close */
 
 static void tcp_state_move(const struct dpif_bpf_obj *,
                            const struct ct_dpif_tuple *orig, uint16_t zone,
