@@ -45,6 +45,7 @@
 #include "ovs-atomic.h"
 #include "ovs-thread.h"
 #include "packets.h"
+#include "timeval.h"
 #include "util.h"
 
 VLOG_DEFINE_THIS_MODULE(dpif_bpf_upcall);
@@ -77,6 +78,11 @@ struct upcall_ring {
     struct upcall_request *req OVS_GUARDED;
     uint64_t n_read OVS_GUARDED;        /* Records taken by the handler. */
     char reader[16] OVS_GUARDED;        /* Name of the thread that read. */
+
+    /* The handler's wake-ups that add its coverage counts to the totals
+     * (see ring_fold_wait()).  Only the handler's thread uses them. */
+    int fold_waits;             /* Intervals still to wait, 0 if none. */
+    long long int fold_due;     /* When the current one ends. */
 };
 
 struct dpif_bpf_upcalls {
@@ -454,10 +460,18 @@ dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *u, uint32_t handler_id,
     if (handler_id < u->n_rings) {
         struct upcall_ring *r = &u->rings[handler_id];
 
+        int n;
+
         ovs_mutex_lock(&r->mutex);
         r->req = &req;
-        taken = ring_buffer__consume(r->rb) == UPCALL_TAKEN;
+        n = ring_buffer__consume(r->rb);
+        taken = n == UPCALL_TAKEN;
         r->req = NULL;
+        if (n) {
+            /* Records were taken, and maybe counted: see ring_fold_wait(). */
+            r->fold_waits = 2;
+            r->fold_due = LLONG_MIN;
+        }
         if (taken) {
             r->n_read++;
             ovs_strlcpy(r->reader, get_subprogram_name(), sizeof r->reader);
@@ -468,6 +482,35 @@ dpif_bpf_upcalls_recv(struct dpif_bpf_upcalls *u, uint32_t handler_id,
     return taken ? 0 : EAGAIN;
 }
 
+/* A thread's coverage counts reach the totals that "coverage/show" and
+ * "coverage/read-counter" read only when the thread starts a poll at least
+ * COVERAGE_CLEAR_INTERVAL after its poll that last added them (see
+ * coverage_clear()).  A handler waits for its ring alone: after the
+ * records it took and counted (the ct slow path's TCP states, ipf, the
+ * execution of slow-path packets...), it could sleep with those counts
+ * unseen for as long as its ring stays empty.  So after taking records, it
+ * wakes twice more, an interval apart: the poll after the first of those
+ * wake-ups started after the poll that followed the records, and the
+ * second wake-up comes an interval later, so that the poll after it adds
+ * the counts.  A busy handler polls often enough to add them anyway. */
+static void
+ring_fold_wait(struct upcall_ring *r)
+{
+    if (r->fold_waits) {
+        long long int now = time_msec();
+
+        if (now >= r->fold_due) {
+            if (r->fold_due != LLONG_MIN) {
+                r->fold_waits--;
+            }
+            r->fold_due = now + COVERAGE_CLEAR_INTERVAL;
+        }
+        if (r->fold_waits) {
+            poll_timer_wait_until(r->fold_due);
+        }
+    }
+}
+
 void
 dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *u, uint32_t handler_id)
 {
@@ -476,6 +519,7 @@ dpif_bpf_upcalls_wait(struct dpif_bpf_upcalls *u, uint32_t handler_id)
         /* A ring buffer's fd polls readable as long as the ring holds
          * records not read yet, those that a recv call left behind too. */
         poll_fd_wait(u->rings[handler_id].fd, POLLIN);
+        ring_fold_wait(&u->rings[handler_id]);
     }
     ovs_rwlock_unlock(&u->rwlock);
 }
