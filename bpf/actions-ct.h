@@ -990,7 +990,11 @@ ovs_bpf_ct_apply(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         state |= nat.cs;
     }
     k->ct_state = state;
-    if (tcp_new < OVS_BPF_N_TCPS && tcp_new != tcp_old) {
+    if (tcp_new < OVS_BPF_N_TCPS && tcp_new != tcp_old
+        && ovs_bpf_tcpw_move_up(s, &orig,
+                                tcp_old | tcp_new << 8
+                                | (opts.dir == OVS_BPF_IP_CT_DIR_REPLY)
+                                  << 16)) {
         /* For ovs_bpf_act_ct__(), which sends the packet up. */
         s->upcall.ct_tcp_old = tcp_old;
         s->upcall.ct_tcp_new = tcp_new;

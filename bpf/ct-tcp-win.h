@@ -471,4 +471,68 @@ ovs_bpf_tcpw_commit(struct __sk_buff *skb, const struct ovs_bpf_scratch *s,
     }
     return 0;
 }
+/* How long a move of a connection's TCP state, taken up by a packet for
+ * ovs-vswitchd to write, keeps the packets that ask the same move in BPF:
+ * longer than ovs-vswitchd takes to write a state on a busy machine, and
+ * short enough that a move whose upcall was lost (its ring full) is asked
+ * again soon by the packets that follow. */
+#define OVS_BPF_TCP_MOVE_WAIT_NS 1000000000ULL
+
+/* True if the packet of 's', of the connection whose key in 'ct_tcp_win'
+ * is 'key', is to go up for ovs-vswitchd to write the move of the TCP
+ * state that it asks: from the state in bits 0-7 of 'move' to the state
+ * in bits 8-15, in the reply direction if bit 16 is set.
+ *
+ * Until ovs-vswitchd writes a state, the connection shows the one before
+ * to every packet, and each of the packets that follow the one that moved
+ * it asks the same move: the data right behind the handshake's last ACK,
+ * a burst behind a FIN.  Those go up only to find the move done.  So the
+ * first packet that asks a move records it in the connection's window
+ * data, and for OVS_BPF_TCP_MOVE_WAIT_NS a packet that asks the same one
+ * stays in BPF, counted as ct_tcp_state_pending, if it would not move the
+ * new state any further (ovs-vswitchd, which moves a state from the one
+ * the connection has when it writes, would have nothing to write for it);
+ * one that would (a FIN of each side in a simultaneous close) goes up.  A
+ * connection without window data (picked up in the middle, or taken back
+ * by the LRU) has nothing recorded: all its moves go up. */
+__attribute__((noinline)) int
+ovs_bpf_tcpw_move_up(const struct ovs_bpf_scratch *s,
+                     const struct ovs_bpf_ct_tp_conn *key, __u32 move)
+{
+    __u8 old = move, new = move >> 8, again;
+    struct ovs_bpf_ct_tcp_win_lock *lock;
+    struct ovs_bpf_tcp_win *w;
+    bool up = true;
+    __u64 now;
+
+    if (!s || !key) {
+        return true;
+    }
+    again = ovs_bpf_tcp_next(new, (move >> 16) & 1,
+                             bpf_ntohs(s->key.tcp_flags));
+    if (again != OVS_BPF_TCPS_KEEP && again != new) {
+        return true;
+    }
+    w = bpf_map_lookup_elem(&ct_tcp_win, key);
+    lock = ovs_bpf_tcpw_lock_of(key);
+    if (!w || !lock) {
+        return true;
+    }
+    /* No helper call while the lock is held. */
+    now = bpf_ktime_get_ns();
+    bpf_spin_lock(&lock->lock);
+    if (w->move_old == old && w->move_new == new
+        && now - w->move_ns < OVS_BPF_TCP_MOVE_WAIT_NS) {
+        up = false;
+    } else {
+        w->move_old = old;
+        w->move_new = new;
+        w->move_ns = now;
+    }
+    bpf_spin_unlock(&lock->lock);
+    if (!up) {
+        ovs_bpf_count(OVS_BPF_STAT_CT_TCP_STATE_PENDING);
+    }
+    return up;
+}
 #endif /* BPF_CT_TCP_WIN_H */

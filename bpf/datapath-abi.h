@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 14
+#define OVS_BPF_ABI_VERSION 15
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -877,6 +877,11 @@ struct ovs_bpf_port {
     OVS_BPF_DP_STAT(CT_TCP_STATE, "ct_tcp_state",                          \
                     "TCP packets that ct() sent to ovs-vswitchd to write " \
                     "the new state of their connection.")                 \
+    OVS_BPF_DP_STAT(CT_TCP_STATE_PENDING, "ct_tcp_state_pending",          \
+                    "TCP packets that asked the move of their "            \
+                    "connection's state that an earlier packet took to "   \
+                    "ovs-vswitchd, which did not write it yet: not sent "  \
+                    "up.")                                                 \
     OVS_BPF_DP_STAT(CT_TCP_WINDOW, "ct_tcp_window",                        \
                     "TCP segments out of their connection's window, "      \
                     "which ct() marked +inv.")                            \
@@ -1477,6 +1482,16 @@ struct ovs_bpf_tcp_win_dir {
 
 struct ovs_bpf_tcp_win {
     struct ovs_bpf_tcp_win_dir dir[2];
+
+    /* The last move of the connection's TCP state that a packet took up
+     * for ovs-vswitchd to write (ovs_bpf_tcpw_move_up() of
+     * bpf/ct-tcp-win.h): from state 'move_old' to 'move_new', at
+     * 'move_ns' (bpf_ktime_get_ns()).  Zero: none (NONE to NONE is no
+     * move). */
+    __u64 move_ns;
+    __u8 move_old;
+    __u8 move_new;
+    __u8 pad[6];
 };
 
 /* ------------------------------------------------------------------ */

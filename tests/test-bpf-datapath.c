@@ -2976,7 +2976,7 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     struct ovs_bpf_flow_key k;
     struct ofpbuf pkt, rev, icmp, synack, syn, in_win, out_win, synfin;
     struct ofpbuf noflags, synfin2, ack2rev;
-    uint64_t n_win, n_flags;
+    uint64_t n_win, n_flags, n_pending, n_up;
 
     ofpbuf_init(&pkt, 0);
     ofpbuf_init(&rev, 0);
@@ -3035,13 +3035,22 @@ test_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
           "SYN-ACK without a connection: ct_tcp_flags not counted");
 
     /* TCP: the SYN's commit makes the connection in BPF, and the packet
-     * goes up for its first state; its retransmission finds the connection
-     * still without one (only ovs-vswitchd writes it) and goes up again. */
+     * goes up for its first state.  Its retransmission finds the connection
+     * still without one (only ovs-vswitchd writes it) and asks the same
+     * move, on its way up already: it stays in BPF, counted as
+     * ct_tcp_state_pending (ovs_bpf_tcpw_move_up()). */
     tcp_next_check();
     ct_up_check("SYN", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
                 OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
-    ct_up_check("SYN again", &syn, c9, OVS_BPF_STAT_CT_TCP_STATE,
-                OVS_BPF_TCPS_NONE, OVS_BPF_TCPS_SYN_SENT);
+    n_pending = stat_get(OVS_BPF_STAT_CT_TCP_STATE_PENDING);
+    n_up = stat_get(OVS_BPF_STAT_CT_TCP_STATE);
+    ct_check("SYN again", &syn, c9, CS_TRK | CS_NEW, 0, "10.0.0.1");
+    CHECK(stat_get(OVS_BPF_STAT_CT_TCP_STATE_PENDING) == n_pending + 1
+          && stat_get(OVS_BPF_STAT_CT_TCP_STATE) == n_up,
+          "SYN again: ct_tcp_state_pending %"PRIu64" (expected %"PRIu64
+          "), ct_tcp_state %"PRIu64" (expected %"PRIu64")",
+          stat_get(OVS_BPF_STAT_CT_TCP_STATE_PENDING), n_pending + 1,
+          stat_get(OVS_BPF_STAT_CT_TCP_STATE), n_up);
 
     /* TCP windows (bpf/ct-tcp-win.h): the SYN's commit gave the connection
      * its window data; a segment far beyond it is +inv, counted, and moves
