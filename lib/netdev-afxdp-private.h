@@ -375,12 +375,6 @@ extern struct hmap afxdp_devs OVS_GUARDED_BY(afxdp_mutex);
  * netdev_afxdp_init(). */
 extern bool afxdp_kernel_has_multi_buffer;
 
-/* The files of the netdev log as one module, netdev_afxdp, which
- * netdev-afxdp.c defines, so that "ovs-appctl vlog/set netdev_afxdp" covers
- * all of them.  The others define 'this_module', which the VLOG macros use,
- * as (*VLM_netdev_afxdp). */
-extern struct vlog_module *VLM_netdev_afxdp;
-
 /* netdev-afxdp-xsk.c: sockets, UMEMs and the XDP program. */
 
 /* Probes whether the kernel can do AF_XDP multi-buffer. */

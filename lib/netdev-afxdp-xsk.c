@@ -43,8 +43,7 @@
 #include "timeval.h"
 #include "util.h"
 
-/* See netdev-afxdp-private.h. */
-#define this_module (*VLM_netdev_afxdp)
+VLOG_DEFINE_THIS_MODULE(netdev_afxdp_xsk);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
