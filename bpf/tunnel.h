@@ -67,11 +67,14 @@ ovs_bpf_tunnel_flags_to_ovs(__be16 tunnel_flags)
 /* The UDP ports of the outer header, which bpf_skb_get_tunnel_key() does
  * not return, are in the tunnel metadata the VXLAN driver attached to the
  * skb (the 'struct metadata_dst' of its dst, 'u.tun_info.key.tp_src' and
- * 'tp_dst'): read through bpf_cast_to_kern_ctx() and CO-RE, with
- * bpf_probe_read_kernel() behind BPF_CORE_READ() for the pointer the dst
- * is (see bpf/skb-csum.h for why local partial definitions).  The ingress
- * program calls this only after bpf_skb_get_tunnel_key() found the
- * metadata, so the dst is a metadata_dst of type METADATA_IP_TUNNEL. */
+ * 'tp_dst'): read through bpf_cast_to_kern_ctx() and CO-RE, the pointer
+ * that the dst is made a read-only kernel pointer by bpf_rdonly_cast() (a
+ * kfunc of Linux 6.2+ that the verifier turns into a register move), so
+ * that both ports are plain loads (BPF_PROBE_MEM: a fault reads 0) rather
+ * than two bpf_probe_read_kernel() calls per packet (see bpf/skb-csum.h
+ * for why local partial definitions).  The ingress program calls this
+ * only after bpf_skb_get_tunnel_key() found the metadata, so the dst is a
+ * metadata_dst of type METADATA_IP_TUNNEL. */
 struct sk_buff___ovs_tnl {
     unsigned long _skb_refdst;
 } __attribute__((preserve_access_index));
@@ -93,16 +96,21 @@ struct metadata_dst___ovs {
 
 #define OVS_BPF_SKB_DST_PTRMASK (~1UL)  /* include/linux/skbuff.h. */
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 static __always_inline void
 ovs_bpf_tunnel_ports(struct __sk_buff *ctx, struct ovs_bpf_flow_key *key)
 {
     struct sk_buff___ovs_tnl *skb = bpf_cast_to_kern_ctx(ctx);
+    unsigned long dst = skb->_skb_refdst & OVS_BPF_SKB_DST_PTRMASK;
     struct metadata_dst___ovs *md;
 
-    md = (void *) (skb->_skb_refdst & OVS_BPF_SKB_DST_PTRMASK);
-    if (md) {
-        key->tun_tp_src = BPF_CORE_READ(md, u.tun_info.key.tp_src);
-        key->tun_tp_dst = BPF_CORE_READ(md, u.tun_info.key.tp_dst);
+    if (dst) {
+        md = bpf_rdonly_cast((void *) dst,
+                             bpf_core_type_id_kernel(struct
+                                                     metadata_dst___ovs));
+        key->tun_tp_src = md->u.tun_info.key.tp_src;
+        key->tun_tp_dst = md->u.tun_info.key.tp_dst;
     }
 }
 
