@@ -96,25 +96,20 @@ ovs_bpf_tnl_fold(__u32 sum)
     return (__u16) ~sum;
 }
 
-/* The checksum of the 20-byte IPv4 header at 'ip' (which must hold its
- * checksum field as is: 0 to compute one, the field to check one). */
+/* The checksum of the 20-byte IPv4 header at 'ip', 2-byte aligned (which
+ * must hold its checksum field as is: 0 to compute one, the field to check
+ * one): its ten 16-bit words added in the program and folded (RFC 1071),
+ * cheaper than a bpf_csum_diff() call for tnl_push's header and tnl_pop's
+ * check of every received one. */
 static __always_inline __u16
-ovs_bpf_tnl_ip_csum(void *ip)
+ovs_bpf_tnl_ip_csum(const void *ip)
 {
-    return ovs_bpf_tnl_fold(bpf_csum_diff(NULL, 0, ip, OVS_BPF_TNL_IPV4_HLEN,
-                                          0));
-}
+    const __u16 *w = ip;
+    __u32 sum = 0;
 
-/* The same sum over a 4-byte aligned header, in the program: five 32-bit
- * words added and folded (RFC 1071), for tnl_pop's check of every
- * received packet's header, cheaper than bpf_csum_diff()'s helper call. */
-static __always_inline __u16
-ovs_bpf_tnl_ip_csum_aligned(const __u32 *w)
-{
-    __u64 sum = (__u64) w[0] + w[1] + w[2] + w[3] + w[4];
-
-    sum = (sum & 0xffffffff) + (sum >> 32);
-    sum = (sum & 0xffffffff) + (sum >> 32);
+    for (int i = 0; i < OVS_BPF_TNL_IPV4_HLEN / 2; i++) {
+        sum += w[i];
+    }
     return ovs_bpf_tnl_fold(sum);
 }
 
@@ -423,7 +418,7 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         __builtin_memcpy(&l3_len, ip + 2, 2);
         l3_len = bpf_htons(bpf_ntohs(l3_len) - OVS_BPF_TNL_IPV4_HLEN);
         l3_room = skb->len - l4;
-        if (ip[0] != 0x45 || ovs_bpf_tnl_ip_csum_aligned((__u32 *) ip)
+        if (ip[0] != 0x45 || ovs_bpf_tnl_ip_csum(ip)
             || (ip[6] & 0x3f) || ip[7] || ip[9] != IPPROTO_UDP) {
             return ovs_bpf_drop(OVS_BPF_DROP_TNL_POP_BAD);
         }
