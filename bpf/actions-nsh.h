@@ -101,6 +101,63 @@ ovs_bpf_nsh_proto(struct __sk_buff *skb)
     return 0;
 }
 
+/* Puts a new Ethernet header from 'src' to 'dst' with ethertype 'type',
+ * and 'hdr_len' bytes for the caller to fill behind it, in front of the
+ * frame (the first steps of the push at the top of the file; the caller
+ * writes the header and then calls ovs_bpf_nsh_proto()).  Also the
+ * encap(mpls),encap(ethernet) of bpf/actions-mpls-eth.h. */
+static __always_inline long
+ovs_bpf_encap_eth_push(struct __sk_buff *skb, const __u8 *dst,
+                       const __u8 *src, __be16 type, __u32 hdr_len)
+{
+    const __be16 tpid = bpf_htons(ETH_P_8021Q);
+    __u8 eth[ETH_HLEN];
+
+    __builtin_memcpy(eth, dst, 6);
+    __builtin_memcpy(eth + 6, src, 6);
+    __builtin_memcpy(eth + 12, &type, 2);
+    if (bpf_skb_vlan_push(skb, tpid, 0)
+        || bpf_skb_change_head(skb, ETH_HLEN + hdr_len, 0)
+        || bpf_skb_store_bytes(skb, 0, eth, ETH_HLEN, 0)) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes the outer Ethernet header (no VLAN tag in the bytes) and the
+ * 'hdr_len' bytes behind it off the frame, leaving the inner frame whose
+ * first ETH_HLEN bytes (MAC addresses and type) are 'inner', with
+ * skb->protocol its type (the pop at the top of the file).  Also the
+ * decap(),decap() of MPLS of bpf/actions-mpls-eth.h. */
+static __always_inline long
+ovs_bpf_encap_eth_pop(struct __sk_buff *skb, __u32 hdr_len,
+                      const __u8 *inner)
+{
+    const __be16 tpid = bpf_htons(ETH_P_8021Q);
+    const __be16 ipv4 = bpf_htons(ETH_P_IP);
+    __be16 inner_type;
+
+    __builtin_memcpy(&inner_type, inner + 12, 2);
+
+    /* The outer accelerated tag goes with the outer header.  Then IPv4 for
+     * bpf_skb_adjust_room(), which removes the header and the inner MAC
+     * addresses and type, whose copies go where the outer ones were. */
+    if ((skb->vlan_present && bpf_skb_vlan_pop(skb))
+        || bpf_skb_store_bytes(skb, 12, &ipv4, 2, 0)
+        || bpf_skb_vlan_push(skb, tpid, 0)
+        || ovs_bpf_nsh_proto(skb)
+        || bpf_skb_adjust_room(skb, -(__s32) (hdr_len + ETH_HLEN),
+                               BPF_ADJ_ROOM_MAC, 0)
+        || bpf_skb_store_bytes(skb, 0, inner, ETH_HLEN, 0)) {
+        return -1;
+    }
+    if (inner_type != ipv4
+        && (bpf_skb_vlan_push(skb, tpid, 0) || ovs_bpf_nsh_proto(skb))) {
+        return -1;
+    }
+    return 0;
+}
+
 /* The flags (2 bits) and TTL (6 bits) of the NSH header 'hdr', from its
  * first two bytes: version (2 bits), flags, TTL, length (6 bits). */
 static __always_inline __u8
@@ -136,11 +193,9 @@ ovs_bpf_act_push_nsh_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                            struct ovs_bpf_action *a, __u32 idx)
 {
     const struct ovs_bpf_act_push_nsh *p = &a->u.push_nsh;
-    const __be16 tpid = bpf_htons(ETH_P_8021Q);
     const __be16 nsh_type = bpf_htons(ETH_P_NSH);
     struct ovs_bpf_flow_key *k = &s->key;
     __u32 hdr_len = p->hdr_len;
-    __u8 eth[ETH_HLEN];
     int i;
 
     if (s->clone_active || skb->gso_size
@@ -148,13 +203,8 @@ ovs_bpf_act_push_nsh_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         || hdr_len > OVS_BPF_NSH_PUSH_MAX_LEN || hdr_len % 4) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_NSH_ETH);
     }
-    __builtin_memcpy(eth, p->eth_dst, 6);
-    __builtin_memcpy(eth + 6, p->eth_src, 6);
-    __builtin_memcpy(eth + 12, &nsh_type, 2);
-
-    if (bpf_skb_vlan_push(skb, tpid, 0)
-        || bpf_skb_change_head(skb, ETH_HLEN + hdr_len, 0)
-        || bpf_skb_store_bytes(skb, 0, eth, ETH_HLEN, 0)) {
+    if (ovs_bpf_encap_eth_push(skb, p->eth_dst, p->eth_src, nsh_type,
+                               hdr_len)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_NSH_ETH);
     }
     /* The header, 4 bytes at a time (constant lengths for the
@@ -186,8 +236,6 @@ static __always_inline int
 ovs_bpf_act_pop_eth_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                           struct ovs_bpf_action *a, __u32 idx)
 {
-    const __be16 tpid = bpf_htons(ETH_P_8021Q);
-    const __be16 ipv4 = bpf_htons(ETH_P_IP);
     __u8 base[4], inner[ETH_HLEN];
     __be16 inner_type;
     __u32 len;
@@ -216,21 +264,7 @@ ovs_bpf_act_pop_eth_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
     }
     __builtin_memcpy(&inner_type, inner + 12, 2);
-
-    /* The outer accelerated tag goes with the outer header.  Then IPv4 for
-     * bpf_skb_adjust_room(), which removes the NSH header and the inner
-     * MAC addresses and type, whose copies go where the outer ones were. */
-    if ((skb->vlan_present && bpf_skb_vlan_pop(skb))
-        || bpf_skb_store_bytes(skb, 12, &ipv4, 2, 0)
-        || bpf_skb_vlan_push(skb, tpid, 0)
-        || ovs_bpf_nsh_proto(skb)
-        || bpf_skb_adjust_room(skb, -(__s32) (len + ETH_HLEN),
-                               BPF_ADJ_ROOM_MAC, 0)
-        || bpf_skb_store_bytes(skb, 0, inner, ETH_HLEN, 0)) {
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
-    }
-    if (inner_type != ipv4
-        && (bpf_skb_vlan_push(skb, tpid, 0) || ovs_bpf_nsh_proto(skb))) {
+    if (ovs_bpf_encap_eth_pop(skb, len, inner)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
     }
 

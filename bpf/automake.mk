@@ -95,6 +95,7 @@ BPF_INC = \
 	bpf/actions-pktlen.h \
 	bpf/actions-meta.h \
 	bpf/actions-mpls.h \
+	bpf/actions-mpls-eth.h \
 	bpf/actions-nsh.h \
 	bpf/actions-tnl.h \
 	bpf/actions-output.h \

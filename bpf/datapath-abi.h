@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 15
+#define OVS_BPF_ABI_VERSION 16
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
@@ -347,6 +347,8 @@ struct ovs_bpf_mask {
     OVS_BPF_ACTION(PUSH_NSH_ETH, push_nsh_eth)      /* u.push_nsh */        \
     OVS_BPF_ACTION(POP_ETH_NSH, pop_eth_nsh)        /* no argument */       \
     OVS_BPF_ACTION(SET_NSH, set_nsh)                /* u.set_nsh, masked */ \
+    OVS_BPF_ACTION(ADD_MPLS_ETH, add_mpls_eth)      /* u.add_mpls_eth */    \
+    OVS_BPF_ACTION(POP_ETH_MPLS, pop_eth_mpls)      /* no argument */       \
     OVS_BPF_ACTION(TNL_PUSH, tnl_push)              /* u.tnl_push */        \
     OVS_BPF_ACTION(TNL_POP, tnl_pop)                /* u.tnl_pop */         \
     OVS_BPF_ACTION(TNL_HDR, tnl_hdr)                /* u.raw: TNL_PUSH's */
@@ -600,6 +602,23 @@ struct ovs_bpf_act_set_nsh {
     __be32 context_mask[OVS_BPF_NSH_CONTEXT_WORDS];
 };
 
+/* OVS_BPF_ACTION_ADD_MPLS_ETH and _POP_ETH_MPLS (bpf/actions-mpls-eth.h),
+ * of Ethernet frames only:
+ *
+ *   - ADD_MPLS_ETH is add_mpls without the L3 flag followed by push_eth:
+ *     the frame (with its VLAN tags) goes behind the label stack entry
+ *     'lse' and a new Ethernet header from 'eth_src' to 'eth_dst',
+ *     ethertype 'eth_type' (0x8847 or 0x8848).
+ *   - POP_ETH_MPLS is pop_eth followed by pop_mpls(eth_type=0x6558): the
+ *     Ethernet frame behind an MPLS packet's only label is what is left. */
+struct ovs_bpf_act_add_mpls_eth {
+    __u8 eth_dst[6];
+    __u8 eth_src[6];
+    __be32 lse;
+    __be16 eth_type;
+    __u16 pad;
+};
+
 /* OVS_BPF_ACTION_TNL_PUSH and _TNL_POP: native tunneling, as dpif-netdev
  * does it (bpf/actions-tnl.h).  ovs-vswitchd builds the outer headers
  * (Ethernet, IP, UDP, VXLAN) from its route and neighbour tables; TNL_PUSH
@@ -664,6 +683,7 @@ struct ovs_bpf_action {
         struct ovs_bpf_act_mpls mpls;
         struct ovs_bpf_act_push_nsh push_nsh;
         struct ovs_bpf_act_set_nsh set_nsh;
+        struct ovs_bpf_act_add_mpls_eth add_mpls_eth;
         struct ovs_bpf_act_tnl_push tnl_push;
         struct ovs_bpf_act_tnl_pop tnl_pop;
         __u8 raw[OVS_BPF_TNL_HDR_SLOT];

@@ -58,6 +58,7 @@
 #include "bpf/actions-vlan.h"
 #include "bpf/actions-mpls.h"
 #include "bpf/actions-nsh.h"
+#include "bpf/actions-mpls-eth.h"
 #include "bpf/actions-tnl.h"
 #include "bpf/actions-meta.h"
 #include "bpf/actions-clone.h"
@@ -195,6 +196,8 @@ OVS_BPF_ACTION_PROG(set_mpls, ovs_bpf_act_set_mpls__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(push_nsh_eth, ovs_bpf_act_push_nsh_eth__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(pop_eth_nsh, ovs_bpf_act_pop_eth_nsh__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(set_nsh, ovs_bpf_act_set_nsh__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(add_mpls_eth, ovs_bpf_act_add_mpls_eth__(skb, s, a, idx))
+OVS_BPF_ACTION_PROG(pop_eth_mpls, ovs_bpf_act_pop_eth_mpls__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(tnl_push, ovs_bpf_act_tnl_push__(skb, s, a, idx))
 OVS_BPF_ACTION_PROG(tnl_pop, ovs_bpf_act_tnl_pop__(skb, s, a, idx))
 

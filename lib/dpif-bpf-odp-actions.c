@@ -56,8 +56,9 @@ struct act_xlate {
     bool bpf_pop_eth;           /* With 'not_eth': a POP_ETH slot took the
                                  * header off, for the outputs to layer 3
                                  * ports that follow (bpf/actions.h). */
-    bool nsh_pair;              /* The PUSH_NSH_ETH or POP_ETH_NSH slot of
-                                 * the previous action does this one too. */
+    bool pair;                  /* The PUSH_NSH_ETH, POP_ETH_NSH,
+                                 * ADD_MPLS_ETH or POP_ETH_MPLS slot of the
+                                 * previous action does this one too. */
     int nesting;                /* Within clone(), sample(),
                                  * check_pkt_len(). */
 };
@@ -604,7 +605,70 @@ xlate_pop_eth_nsh(struct act_xlate *x, const struct nlattr *a, bool last)
     new_slot(x, OVS_BPF_ACTION_POP_ETH_NSH);
     x->not_eth = true;
     x->l3_type = htons(ETH_TYPE_NSH);
-    x->nsh_pair = true;
+    x->pair = true;
+    return true;
+}
+
+/* Translates add_mpls 'a' (checked already) without the L3 flag of an
+ * Ethernet frame, if the next action of its list ('last' if none) is a
+ * push_eth, into an ADD_MPLS_ETH slot that does both
+ * (bpf/actions-mpls-eth.h).  Returns false if it cannot: the packet goes
+ * through ovs-vswitchd. */
+static bool
+xlate_add_mpls_eth(struct act_xlate *x, const struct nlattr *a, bool last)
+{
+    const struct ovs_action_add_mpls *mpls = nl_attr_get(a);
+    const struct ovs_action_push_eth *eth;
+    const struct nlattr *next;
+    struct ovs_bpf_action *s;
+
+    next = last ? NULL : nl_attr_next(a);
+    if (!next || nl_attr_type(next) != OVS_ACTION_ATTR_PUSH_ETH
+        || nl_attr_get_size(next) != sizeof *eth
+        || mpls->tun_flags & OVS_MPLS_L3_TUNNEL_FLAG_MASK
+        || x->nesting) {
+        return false;
+    }
+    eth = nl_attr_get(next);
+    s = new_slot(x, OVS_BPF_ACTION_ADD_MPLS_ETH);
+    memcpy(s->u.add_mpls_eth.eth_dst, &eth->addresses.eth_dst, ETH_ADDR_LEN);
+    memcpy(s->u.add_mpls_eth.eth_src, &eth->addresses.eth_src, ETH_ADDR_LEN);
+    s->u.add_mpls_eth.lse = mpls->mpls_lse;
+    s->u.add_mpls_eth.eth_type = mpls->mpls_ethertype;
+    return true;
+}
+
+/* Translates pop_eth 'a' of an Ethernet frame ('left' bytes of actions
+ * from 'a' on in its list), if the next action is a pop_mpls to
+ * "Transparent Ethernet Bridging" (decap() of an MPLS packet that carries
+ * an Ethernet frame) and a recirculation or nothing follows, into a
+ * POP_ETH_MPLS slot that does both (bpf/actions-mpls-eth.h; the key it
+ * leaves is good for a recirculation only).  Returns false if it
+ * cannot. */
+static bool
+xlate_pop_eth_mpls(struct act_xlate *x, const struct nlattr *a, size_t left)
+{
+    size_t a_len = NLA_ALIGN(a->nla_len);
+    const struct nlattr *next;
+
+    if (x->nesting || left <= a_len) {
+        return false;
+    }
+    next = nl_attr_next(a);
+    left -= a_len;
+    if (nl_attr_type(next) != OVS_ACTION_ATTR_POP_MPLS
+        || nl_attr_get_size(next) != sizeof(ovs_be16)
+        || nl_attr_get_be16(next) != htons(ETH_TYPE_TEB)) {
+        return false;
+    }
+    if (left > NLA_ALIGN(next->nla_len)
+        && nl_attr_type(nl_attr_next(next)) != OVS_ACTION_ATTR_RECIRC) {
+        return false;
+    }
+    new_slot(x, OVS_BPF_ACTION_POP_ETH_MPLS);
+    x->not_eth = true;
+    x->l3_type = 0;
+    x->pair = true;
     return true;
 }
 
@@ -1406,25 +1470,34 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
         case OVS_ACTION_ATTR_POP_MPLS:
         case OVS_ACTION_ATTR_ADD_MPLS: {
             /* push_mpls and pop_mpls of an Ethernet frame run in BPF
-             * (bpf/actions-mpls.h).  odp_execute_actions() runs, in
-             * ovs-vswitchd, what the BPF programs cannot do: add_mpls
-             * (with or without the L3 flag, the label goes in front of the
-             * Ethernet header: a packet without one, which BPF cannot
-             * carry), the MPLS actions of a packet that has lost its
+             * (bpf/actions-mpls.h), and so do add_mpls without the L3
+             * flag followed by push_eth and pop_eth followed by
+             * pop_mpls(eth_type=0x6558), as one slot each
+             * (bpf/actions-mpls-eth.h), which the first of the pair made.
+             * odp_execute_actions() runs, in ovs-vswitchd, what the BPF
+             * programs cannot do: the other add_mpls (with or without the
+             * L3 flag), the MPLS actions of a packet that has lost its
              * Ethernet header, and a pop_mpls to a VLAN ethertype (the
              * kernel's VLAN helpers, with which the BPF programs move the
              * label, would take that for a tag to pop).  The arguments
              * are checked as the kernel datapath does. */
             bool had_eth = !x->not_eth;
+            bool pair = x->pair;
 
             error = check_mpls_action(x, a);
             if (error) {
                 break;
             }
             *modifies = true;
-            if (!had_eth || type == OVS_ACTION_ATTR_ADD_MPLS
-                || (type == OVS_ACTION_ATTR_POP_MPLS
-                    && eth_type_vlan(nl_attr_get_be16(a)))) {
+            x->pair = false;
+            if (pair) {
+                /* pop_mpls after pop_eth: in the POP_ETH_MPLS slot. */
+            } else if (type == OVS_ACTION_ATTR_ADD_MPLS && had_eth
+                       && xlate_add_mpls_eth(x, a, last)) {
+                x->pair = true;
+            } else if (!had_eth || type == OVS_ACTION_ATTR_ADD_MPLS
+                       || (type == OVS_ACTION_ATTR_POP_MPLS
+                           && eth_type_vlan(nl_attr_get_be16(a)))) {
                 x->userspace_only = true;
             } else if (type == OVS_ACTION_ATTR_PUSH_MPLS) {
                 const struct ovs_action_push_mpls *mpls = nl_attr_get(a);
@@ -1441,15 +1514,17 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
 
         case OVS_ACTION_ATTR_PUSH_ETH:
         case OVS_ACTION_ATTR_POP_ETH:
-            if (x->nsh_pair) {
-                /* push_eth after push_nsh: in the PUSH_NSH_ETH slot. */
-                x->nsh_pair = false;
+            if (x->pair) {
+                /* push_eth after push_nsh or add_mpls: in the PUSH_NSH_ETH
+                 * or ADD_MPLS_ETH slot. */
+                x->pair = false;
                 x->not_eth = false;
                 x->l3_type = 0;
                 break;
             }
             if (type == OVS_ACTION_ATTR_POP_ETH && !x->not_eth
-                && xlate_pop_eth_nsh(x, a, last)) {
+                && (xlate_pop_eth_nsh(x, a, last)
+                    || xlate_pop_eth_mpls(x, a, left))) {
                 *modifies = true;
                 break;
             }
@@ -1490,17 +1565,17 @@ xlate_actions(struct act_xlate *x, const struct nlattr *actions, size_t len,
              * odp_execute_actions() runs the rest, in ovs-vswitchd (see
              * check_nsh_action() for what is refused). */
             bool had_eth = !x->not_eth;
-            bool pair = x->nsh_pair;
+            bool pair = x->pair;
 
             error = check_nsh_action(x, a, type);
             if (error) {
                 break;
             }
             *modifies = true;
-            x->nsh_pair = false;
+            x->pair = false;
             if (type == OVS_ACTION_ATTR_PUSH_NSH && had_eth && !x->nesting
                 && xlate_push_nsh_eth(x, a, last)) {
-                x->nsh_pair = true;
+                x->pair = true;
             } else if (!pair) {
                 x->userspace_only = true;
             }

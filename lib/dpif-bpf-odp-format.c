@@ -476,6 +476,18 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
             ds_put_char(s, ')');
             break;
         }
+        case OVS_BPF_ACTION_ADD_MPLS_ETH: {
+            const struct ovs_bpf_act_add_mpls_eth *p = &a->u.add_mpls_eth;
+            struct eth_addr dst, src;
+
+            memcpy(&dst, p->eth_dst, sizeof dst);
+            memcpy(&src, p->eth_src, sizeof src);
+            ds_put_format(s, "(src="ETH_ADDR_FMT",dst="ETH_ADDR_FMT
+                          ",lse=%#"PRIx32",eth_type=%#"PRIx16")",
+                          ETH_ADDR_ARGS(src), ETH_ADDR_ARGS(dst),
+                          ntohl(p->lse), ntohs(p->eth_type));
+            break;
+        }
         case OVS_BPF_ACTION_SET_NSH: {
             const struct ovs_bpf_act_set_nsh *sn = &a->u.set_nsh;
 
@@ -536,6 +548,7 @@ dpif_bpf_format_actions(struct ds *s, const struct ovs_bpf_action *slots,
         case OVS_BPF_ACTION_CT_CLEAR:
         case OVS_BPF_ACTION_POP_ETH:
         case OVS_BPF_ACTION_POP_ETH_NSH:
+        case OVS_BPF_ACTION_POP_ETH_MPLS:
         case __OVS_BPF_ACTION_MAX:
         default:
             break;

@@ -2320,6 +2320,124 @@ check_mpls_recirc(const char *name, const char *pkt_hex_,
     ofpbuf_uninit(&exp);
 }
 
+/* The outer Ethernet header of encap(mpls),encap(ethernet), and an IPv6
+ * TCP packet and an ARP request to carry. */
+#define MPLS_ETH "f2ff00000002 f2ff00000001 "
+#define MPLS_IP6_TCP "60000000 0014 0640 " \
+    "20010db8000000000000000000000001 " \
+    "20010db8000000000000000000000002 " TCP
+#define MPLS_ARP "0001 0800 0604 0001 0a0000000001 0a000001 000000000000 " \
+    "0a000002"
+
+/* An ADD_MPLS_ETH slot of label stack entry 'lse' and MPLS type
+ * 'eth_type', under MPLS_ETH's addresses. */
+static struct ovs_bpf_action
+add_mpls_eth_act(ovs_be32 lse, ovs_be16 eth_type)
+{
+    struct ovs_bpf_action a = ACT(ADD_MPLS_ETH,
+                                  .u.add_mpls_eth.lse = lse,
+                                  .u.add_mpls_eth.eth_type = eth_type);
+    struct eth_addr ea;
+
+    eth_addr_from_uint64(0xf2ff00000002ULL, &ea);
+    memcpy(a.u.add_mpls_eth.eth_dst, &ea, sizeof ea);
+    eth_addr_from_uint64(0xf2ff00000001ULL, &ea);
+    memcpy(a.u.add_mpls_eth.eth_src, &ea, sizeof ea);
+    return a;
+}
+
+/* add_mpls+push_eth and pop_eth+pop_mpls: whole Ethernet frames behind a
+ * label (bpf/actions-mpls-eth.h). */
+static void
+test_mpls_eth(void)
+{
+    const ovs_be32 lse1 = LSE(100, 3, 1, 64);     /* 00064740 */
+    struct ovs_bpf_action acts[4];
+    struct ovs_bpf_flow_key bkey;
+    struct ofpbuf pkt;
+    struct drops drops;
+    struct run r;
+
+    /* The whole frame behind the label and a new Ethernet header. */
+    acts[0] = add_mpls_eth_act(lse1, htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("add_mpls_eth", ETH "0800 " IP4_TCP, acts, 2,
+                   MPLS_ETH "8847 00064740 " ETH "0800 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x8847) && bkey.mpls_lse[0] == lse1
+          && !bkey.mpls_lse[1] && bkey.eth_src[0] == 0xf2
+          && !bkey.nw_proto && !bkey.ipv4_src,
+          "add_mpls_eth: key eth_type %#x lse %#"PRIx32,
+          ntohs(bkey.eth_type), ntohl(bkey.mpls_lse[0]));
+    /* Multicast MPLS, of ARP and of a tagged frame; set(mpls) after it
+     * changes the new label. */
+    acts[0] = add_mpls_eth_act(lse1, htons(0x8848));
+    check_mpls_out("add_mpls_eth mc", ETH "0806 " MPLS_ARP, acts, 2,
+                   MPLS_ETH "8848 00064740 " ETH "0806 " MPLS_ARP);
+    acts[1] = ACT(SET_MPLS, .u.mpls.lse = htonl(63),
+                  .u.mpls.lse_mask = htonl(0xff));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("add_mpls_eth tagged, set_mpls",
+                   ETH "8100 0064 0800 " IP4_TCP, acts, 3,
+                   MPLS_ETH "8848 0006473f " ETH "8100 0064 0800 " IP4_TCP);
+    /* An accelerated tag goes into the inner frame's bytes. */
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = add_mpls_eth_act(lse1, htons(0x8847));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("push_vlan, add_mpls_eth", ETH "0800 " IP4_TCP, acts, 3,
+                   MPLS_ETH "8847 00064740 " ETH "8100 0064 0800 " IP4_TCP);
+
+    /* pop_eth,pop_mpls: the inner frame, byte for byte, then a
+     * recirculation finds its key (as decap(),decap() does). */
+    acts[0] = ACT(POP_ETH_MPLS);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_eth_mpls", MPLS_ETH "8847 00064740 " ETH "0800 "
+                   IP4_TCP, acts, 2, ETH "0800 " IP4_TCP);
+    scratch_key(&bkey);
+    CHECK(bkey.eth_type == htons(0x0800) && !bkey.mpls_lse[0]
+          && bkey.eth_src[0] == 0x0a,
+          "pop_eth_mpls: key eth_type %#x", ntohs(bkey.eth_type));
+    check_mpls_out("pop_eth_mpls mc ipv6",
+                   MPLS_ETH "8848 00064740 " ETH "86dd " MPLS_IP6_TCP,
+                   acts, 2, ETH "86dd " MPLS_IP6_TCP);
+    check_mpls_out("pop_eth_mpls arp",
+                   MPLS_ETH "8847 00064740 " ETH "0806 " MPLS_ARP,
+                   acts, 2, ETH "0806 " MPLS_ARP);
+    acts[1] = ACT(RECIRC, .u.recirc.id = 9);
+    check_mpls_recirc("pop_eth_mpls, recirc",
+                      MPLS_ETH "8847 00064740 " ETH "0800 " IP4_TCP,
+                      acts, 2, ETH "0800 " IP4_TCP, 0, 0);
+    check_mpls_recirc("pop_eth_mpls tagged, recirc",
+                      MPLS_ETH "8847 00064740 " ETH "8100 0064 0800 "
+                      IP4_TCP, acts, 2, ETH "0800 " IP4_TCP,
+                      htons(0x8100), htons(0x1064));
+
+    /* Encap after decap, as the two flows of "datapath - encap decap mpls
+     * actions" would in one. */
+    acts[0] = ACT(POP_ETH_MPLS);
+    acts[1] = add_mpls_eth_act(LSE(2, 0, 1, 63), htons(0x8847));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_mpls_out("pop_eth_mpls, add_mpls_eth",
+                   MPLS_ETH "8847 00064740 " ETH "0800 " IP4_TCP, acts, 3,
+                   MPLS_ETH "8847 0000213f " ETH "0800 " IP4_TCP);
+
+    /* Refused, and counted as a failure of the action: the pop of a label
+     * that is not the bottom of the stack. */
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, MPLS_ETH "8847 000c803f 00064740 " ETH "0800 " IP4_TCP);
+    acts[0] = ACT(POP_ETH_MPLS);
+    acts[1] = OUTPUT(LO_PORT1);
+    flow_for(&pkt, acts, 2);
+    drops_get(&drops);
+    run_ingress(&pkt, &r);
+    CHECK(r.retval == TC_ACT_SHOT, "pop_eth_mpls not bos: retval %u",
+          r.retval);
+    check_drops("pop_eth_mpls not bos", &drops,
+                OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_ETH_MPLS), 1);
+    ofpbuf_uninit(&pkt);
+}
+
 static void
 test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -2470,6 +2588,8 @@ test_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     check_drops("pop_mpls to 0x8100", &drops,
                 OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_MPLS), 1);
     ofpbuf_uninit(&pkt);
+
+    test_mpls_eth();
 }
 
 /* NSH. */

@@ -816,8 +816,9 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
         case 9:
         case 10:
         case 11: {
-            /* MPLS decap and encap: ovs-vswitchd runs them, and refuses to
-             * send a packet without an Ethernet header. */
+            /* MPLS decap to IP then encap: ovs-vswitchd runs them; encap
+             * of an Ethernet frame (add_mpls, push_eth): BPF, one slot;
+             * a packet without an Ethernet header is not sent. */
             struct ovs_action_push_eth push_eth = {
                 .addresses = {
                     .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
@@ -901,10 +902,58 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
             nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
             break;
         }
+        case 17:
+        case 18: {
+            /* decap(),decap() of MPLS that carries Ethernet: BPF, one
+             * slot, when the recirculation of decap() follows; otherwise
+             * ovs-vswitchd runs it. */
+            nl_msg_put_flag(&b, OVS_ACTION_ATTR_POP_ETH);
+            nl_msg_put_be16(&b, OVS_ACTION_ATTR_POP_MPLS,
+                            htons(ETH_TYPE_TEB));
+            if (i == 17) {
+                nl_msg_put_u32(&b, OVS_ACTION_ATTR_RECIRC, 1);
+            } else {
+                nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            }
+            break;
+        }
+        case 19:
+        case 20: {
+            /* encap(mpls),encap(ethernet) inside clone() (ovs-vswitchd),
+             * and multicast MPLS with set(mpls) after it (BPF). */
+            struct ovs_action_add_mpls add = {
+                .mpls_lse = mpls.mpls_lse,
+                .mpls_ethertype = htons(ETH_TYPE_MPLS_MCAST),
+            };
+            struct ovs_action_push_eth push_eth = {
+                .addresses = {
+                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
+                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
+                },
+            };
+            struct ovs_key_mpls lse = { .mpls_lse = htonl(0x2140) };
+
+            if (i == 19) {
+                ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
+            }
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
+            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
+                              sizeof push_eth);
+            if (i == 19) {
+                nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
+                nl_msg_end_nested(&b, ofs);
+            } else {
+                ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_SET);
+                nl_msg_put_unspec(&b, OVS_KEY_ATTR_MPLS, &lse, sizeof lse);
+                nl_msg_end_nested(&b, ofs);
+            }
+            nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 1);
+            break;
+        }
         default:
             /* 26 NSH cases, then the layer 3 port ones. */
-            if (i - 17 < 26 ? !put_nsh_case(&b, i - 17, &name)
-                : !put_l3_port_case(&b, i - 17 - 26)) {
+            if (i - 21 < 26 ? !put_nsh_case(&b, i - 21, &name)
+                : !put_l3_port_case(&b, i - 21 - 26)) {
                 ofpbuf_uninit(&b);
                 exit(0);
             }
