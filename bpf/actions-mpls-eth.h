@@ -115,7 +115,6 @@ ovs_bpf_act_pop_eth_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                            struct ovs_bpf_action *a, __u32 idx)
 {
     __u8 inner[ETH_HLEN];
-    __be16 inner_type;
     __be32 lse;
 
     (void) a;
@@ -132,17 +131,9 @@ ovs_bpf_act_pop_eth_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                               ETH_HLEN)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_MPLS);
     }
-    __builtin_memcpy(&inner_type, inner + 12, 2);
-    if (ovs_bpf_encap_eth_pop(skb, OVS_BPF_MPLS_HLEN, inner)) {
+    if (ovs_bpf_encap_eth_pop(skb, s, OVS_BPF_MPLS_HLEN, inner)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_MPLS);
     }
-
-    /* Only a recirculation follows (the translator sees to it), which
-     * parses the packet again: the key just stops describing MPLS. */
-    ovs_bpf_mpls_new_key(skb, s, inner_type, ETH_HLEN);
-    __builtin_memcpy(s->key.eth_dst, inner, 6);
-    __builtin_memcpy(s->key.eth_src, inner + 6, 6);
-    __builtin_memset(s->key.vlans, 0, sizeof s->key.vlans);
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 

@@ -128,10 +128,13 @@ ovs_bpf_encap_eth_push(struct __sk_buff *skb, const __u8 *dst,
  * 'hdr_len' bytes behind it off the frame, leaving the inner frame whose
  * first ETH_HLEN bytes (MAC addresses and type) are 'inner', with
  * skb->protocol its type (the pop at the top of the file).  Also the
- * decap(),decap() of MPLS of bpf/actions-mpls-eth.h. */
+ * decap(),decap() of MPLS of bpf/actions-mpls-eth.h.
+ *
+ * Only a recirculation follows (the translator sees to it), which parses
+ * the packet again: the key just stops describing the outer header. */
 static __always_inline long
-ovs_bpf_encap_eth_pop(struct __sk_buff *skb, __u32 hdr_len,
-                      const __u8 *inner)
+ovs_bpf_encap_eth_pop(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                      __u32 hdr_len, const __u8 *inner)
 {
     const __be16 tpid = bpf_htons(ETH_P_8021Q);
     const __be16 ipv4 = bpf_htons(ETH_P_IP);
@@ -155,6 +158,11 @@ ovs_bpf_encap_eth_pop(struct __sk_buff *skb, __u32 hdr_len,
         && (bpf_skb_vlan_push(skb, tpid, 0) || ovs_bpf_nsh_proto(skb))) {
         return -1;
     }
+
+    ovs_bpf_mpls_new_key(skb, s, inner_type, ETH_HLEN);
+    __builtin_memcpy(s->key.eth_dst, inner, 6);
+    __builtin_memcpy(s->key.eth_src, inner + 6, 6);
+    __builtin_memset(s->key.vlans, 0, sizeof s->key.vlans);
     return 0;
 }
 
@@ -237,7 +245,6 @@ ovs_bpf_act_pop_eth_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                           struct ovs_bpf_action *a, __u32 idx)
 {
     __u8 base[4], inner[ETH_HLEN];
-    __be16 inner_type;
     __u32 len;
 
     (void) a;
@@ -263,17 +270,9 @@ ovs_bpf_act_pop_eth_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         || bpf_skb_load_bytes(skb, ETH_HLEN + len, inner, ETH_HLEN)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
     }
-    __builtin_memcpy(&inner_type, inner + 12, 2);
-    if (ovs_bpf_encap_eth_pop(skb, len, inner)) {
+    if (ovs_bpf_encap_eth_pop(skb, s, len, inner)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
     }
-
-    /* Only a recirculation follows (the translator sees to it), which
-     * parses the packet again: the key just stops describing NSH. */
-    ovs_bpf_mpls_new_key(skb, s, inner_type, ETH_HLEN);
-    __builtin_memcpy(s->key.eth_dst, inner, 6);
-    __builtin_memcpy(s->key.eth_src, inner + 6, 6);
-    __builtin_memset(s->key.vlans, 0, sizeof s->key.vlans);
     return ovs_bpf_run_actions(skb, s, idx + 1);
 }
 

@@ -925,20 +925,13 @@ test_built_actions(struct ovs_cmdl_context *ctx OVS_UNUSED)
                 .mpls_lse = mpls.mpls_lse,
                 .mpls_ethertype = htons(ETH_TYPE_MPLS_MCAST),
             };
-            struct ovs_action_push_eth push_eth = {
-                .addresses = {
-                    .eth_src = ETH_ADDR_C(00, 01, 02, 03, 04, 05),
-                    .eth_dst = ETH_ADDR_C(10, 11, 12, 13, 14, 15),
-                },
-            };
             struct ovs_key_mpls lse = { .mpls_lse = htonl(0x2140) };
 
             if (i == 19) {
                 ofs = nl_msg_start_nested(&b, OVS_ACTION_ATTR_CLONE);
             }
             nl_msg_put_unspec(&b, OVS_ACTION_ATTR_ADD_MPLS, &add, sizeof add);
-            nl_msg_put_unspec(&b, OVS_ACTION_ATTR_PUSH_ETH, &push_eth,
-                              sizeof push_eth);
+            put_push_eth(&b);
             if (i == 19) {
                 nl_msg_put_u32(&b, OVS_ACTION_ATTR_OUTPUT, 2);
                 nl_msg_end_nested(&b, ofs);
