@@ -37,10 +37,11 @@
  *
  * Limits, each counted as a failure of the action (the packet is
  * dropped): a GSO packet elsewhere, a push or pop inside a clone() whose
- * packet is restored afterwards, VLAN tags in the bytes of the outer header of a
- * pop, a pop of a label that is not the bottom of the stack (ovs-vswitchd
- * pops with type 0x6558 only the last label), an inner frame shorter than
- * 34 bytes (bpf_skb_adjust_room()'s minimum), a failing helper. */
+ * packet is restored afterwards, VLAN tags in the bytes of the outer
+ * header of a pop, a pop of a label that is not the bottom of the stack
+ * (ovs-vswitchd pops with type 0x6558 only the last label), an inner frame
+ * shorter than 34 bytes (bpf_skb_adjust_room()'s minimum), a failing
+ * helper. */
 
 #ifndef BPF_ACTIONS_MPLS_ETH_H
 #define BPF_ACTIONS_MPLS_ETH_H 1
