@@ -809,13 +809,40 @@ set_actions_fit_packet(const struct flow *flow, const struct nlattr *actions,
     return true;
 }
 
+struct dp_bpf_execute_seg_aux {
+    const struct dp_bpf_execute_aux *x;
+    const struct nlattr *actions;
+    size_t actions_len;
+};
+
+/* dpif_bpf_gso_segment() callback: runs the actions of 'aux_' on a copy of
+ * 'seg', a segment of a GSO packet, which needs no MRU any more. */
+static void
+dp_bpf_execute_seg(const struct dp_packet *seg, void *aux_)
+{
+    const struct dp_bpf_execute_seg_aux *aux = aux_;
+    struct dp_bpf_execute_aux x = *aux->x;
+
+    x.steal = true;
+    x.mru = 0;
+    dp_bpf_execute_userspace(&x, dp_packet_clone(seg), NULL, false,
+                             aux->actions, aux->actions_len);
+}
+
 /* Runs 'actions' on 'packet' in ovs-vswitchd, for actions the BPF programs
  * cannot run, in datapath 'x->dp', taking the packet if 'x->steal', with
  * MRU 'x->mru'.  'flow' is what flow_extract() gave for 'packet' (or for
  * the packet it is a clone of), which also set the header offsets that
  * odp_execute_actions() needs, or NULL if it did not run yet.  Returns
  * EINVAL (and does nothing) if the actions set headers that the packet
- * does not have. */
+ * does not have.
+ *
+ * A GSO TCP packet longer than its MRU is cut into its segments first, and
+ * the actions run on each, as the kernel datapath segments a GSO packet
+ * before its upcall: cut after the actions, it could have become a packet
+ * that dpif_bpf_gso_segment() cannot cut (an encap(mpls),encap(ethernet)
+ * that ovs-vswitchd ran makes an MPLS frame of it) and gone down whole, for
+ * the device to drop as longer than its MTU. */
 int
 dp_bpf_execute_userspace(const struct dp_bpf_execute_aux *x,
                          struct dp_packet *packet, const struct flow *flow,
@@ -840,6 +867,21 @@ dp_bpf_execute_userspace(const struct dp_bpf_execute_aux *x,
         /* A feature probe: the actions are valid, but running them could
          * send spurious packets into the network (as dpif-netdev, drop). */
         return 0;
+    }
+    if (aux.mru && packet->packet_type == htonl(PT_ETH)
+        && !dp_packet_get_cutlen(packet)) {
+        struct dp_bpf_execute_seg_aux seg_aux = {
+            .x = x, .actions = actions, .actions_len = actions_len,
+        };
+
+        if (dpif_bpf_gso_segment(packet, aux.mru, dp_bpf_execute_seg,
+                                 &seg_aux)) {
+            COVERAGE_INC(dpif_bpf_downcall_gso);
+            if (aux.steal) {
+                dp_packet_delete(packet);
+            }
+            return 0;
+        }
     }
 
     COVERAGE_INC(dpif_bpf_execute_userspace);
