@@ -25,8 +25,8 @@
  * carry, so the translator turns each pair into one slot that does both
  * (struct ovs_bpf_act_add_mpls_eth), as for NSH: the frame becomes
  * [new MACs][MPLS type][LSE][old frame] and back, with the helpers of
- * bpf/actions-nsh.h (see there for how skb->protocol follows: MPLS after
- * the push, the inner ethertype after the pop).
+ * bpf/encap-eth.h (see there for how skb->protocol follows: MPLS after the
+ * push, the inner ethertype after the pop).
  *
  * A GSO packet (TCP over the MPLS path, say) goes up to ovs-vswitchd as a
  * slow path packet when the pair is the flow's first action, as the
@@ -54,7 +54,7 @@
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
 #include "bpf/actions-mpls.h"
-#include "bpf/actions-nsh.h"
+#include "bpf/encap-eth.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
 #include "bpf/upcall.h"
@@ -96,7 +96,7 @@ ovs_bpf_act_add_mpls_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         || ovs_bpf_encap_eth_push(skb, p->eth_dst, p->eth_src, eth_type,
                                   OVS_BPF_MPLS_HLEN)
         || bpf_skb_store_bytes(skb, ETH_HLEN, &lse, OVS_BPF_MPLS_HLEN, 0)
-        || ovs_bpf_nsh_proto(skb)) {
+        || ovs_bpf_encap_eth_proto(skb)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_ADD_MPLS_ETH);
     }
 

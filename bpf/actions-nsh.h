@@ -23,33 +23,9 @@
  * the BPF programs cannot carry, so the translator turns each pair into one
  * slot that does both (struct ovs_bpf_act_push_nsh).
  *
- * skb->protocol must say NSH after the push and the inner ethertype after
- * the pop (see bpf/actions-mpls.h for why and for what the helpers can do).
- * Here the VLAN helpers set it, with the Ethernet header already in place:
- * with a tag in skb metadata, bpf_skb_vlan_push() of another one puts the
- * first into the bytes after the MAC addresses (skb->protocol = its TPID),
- * and two bpf_skb_vlan_pop() take the second off and the first out of the
- * bytes again, leaving skb->protocol the ethertype after it
- * (ovs_bpf_nsh_proto()).
- *
- *   push:  [MACs][tags][type][payload], tag T in metadata or none
- *     vlan push:          T (if any) into the bytes, a tag D in metadata
- *     change_head:        [new MACs][894f][NSH][MACs][T][tags][type]...
- *     vlan push/pop/pop:  D into the bytes and out again: skb->protocol =
- *                         0x894f, no tag in metadata
- *
- *   pop:   [MACs][894f][NSH][inner MACs][inner type][payload]
- *     bpf_skb_adjust_room() closes room behind the Ethernet header of an
- *     IPv4 or IPv6 skb only, so the ethertype is made IPv4 first (written,
- *     then the tag dance), then the NSH header and the inner MAC addresses
- *     and type go, and the inner MAC addresses and type are written over
- *     the outer ones; the tag dance once more makes skb->protocol the inner
- *     type (an inner VLAN tag ends up in metadata, as a received one).
- *
- * The inner frame's checksum-complete value stays right: the bytes written
- * in front of the network header are not in skb->csum (the redirect adds
- * the whole MAC header, bpf_push_mac_rcsum()), and bpf_skb_adjust_room()
- * takes what it removes out of it.
+ * The push and pop, and how skb->protocol follows them (NSH after the
+ * push, the inner ethertype after the pop), are in bpf/encap-eth.h,
+ * shared with the MPLS encapsulation of Ethernet frames.
  *
  * Limits, each counted as a failure of the action (the packet is
  * dropped): a GSO packet (the kernel would segment an NSH GSO packet from
@@ -74,6 +50,7 @@
 #include "bpf/datapath-abi.h"
 #include "bpf/actions.h"
 #include "bpf/actions-mpls.h"
+#include "bpf/encap-eth.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
 #include "bpf/upcall.h"
@@ -83,88 +60,6 @@
 #endif
 
 #define OVS_BPF_NSH_NP_ETHERNET 3       /* OVS's NSH_P_ETHERNET. */
-
-/* With a VLAN tag in skb metadata and the Ethernet header in the bytes:
- * makes skb->protocol the ethertype at offset 12 (or, if that is a VLAN
- * TPID, the one after the tag, which goes to metadata), with no other tag
- * in metadata.  See the top of the file. */
-static __always_inline long
-ovs_bpf_nsh_proto(struct __sk_buff *skb)
-{
-    const __be16 tpid = bpf_htons(ETH_P_8021Q);
-
-    if (bpf_skb_vlan_push(skb, tpid, 0)
-        || bpf_skb_vlan_pop(skb)
-        || bpf_skb_vlan_pop(skb)) {
-        return -1;
-    }
-    return 0;
-}
-
-/* Puts a new Ethernet header from 'src' to 'dst' with ethertype 'type',
- * and 'hdr_len' bytes for the caller to fill behind it, in front of the
- * frame (the first steps of the push at the top of the file; the caller
- * writes the header and then calls ovs_bpf_nsh_proto()).  Also the
- * encap(mpls),encap(ethernet) of bpf/actions-mpls-eth.h. */
-static __always_inline long
-ovs_bpf_encap_eth_push(struct __sk_buff *skb, const __u8 *dst,
-                       const __u8 *src, __be16 type, __u32 hdr_len)
-{
-    const __be16 tpid = bpf_htons(ETH_P_8021Q);
-    __u8 eth[ETH_HLEN];
-
-    __builtin_memcpy(eth, dst, 6);
-    __builtin_memcpy(eth + 6, src, 6);
-    __builtin_memcpy(eth + 12, &type, 2);
-    if (bpf_skb_vlan_push(skb, tpid, 0)
-        || bpf_skb_change_head(skb, ETH_HLEN + hdr_len, 0)
-        || bpf_skb_store_bytes(skb, 0, eth, ETH_HLEN, 0)) {
-        return -1;
-    }
-    return 0;
-}
-
-/* Takes the outer Ethernet header (no VLAN tag in the bytes) and the
- * 'hdr_len' bytes behind it off the frame, leaving the inner frame whose
- * first ETH_HLEN bytes (MAC addresses and type) are 'inner', with
- * skb->protocol its type (the pop at the top of the file).  Also the
- * decap(),decap() of MPLS of bpf/actions-mpls-eth.h.
- *
- * Only a recirculation follows (the translator sees to it), which parses
- * the packet again: the key just stops describing the outer header. */
-static __always_inline long
-ovs_bpf_encap_eth_pop(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                      __u32 hdr_len, const __u8 *inner)
-{
-    const __be16 tpid = bpf_htons(ETH_P_8021Q);
-    const __be16 ipv4 = bpf_htons(ETH_P_IP);
-    __be16 inner_type;
-
-    __builtin_memcpy(&inner_type, inner + 12, 2);
-
-    /* The outer accelerated tag goes with the outer header.  Then IPv4 for
-     * bpf_skb_adjust_room(), which removes the header and the inner MAC
-     * addresses and type, whose copies go where the outer ones were. */
-    if ((skb->vlan_present && bpf_skb_vlan_pop(skb))
-        || bpf_skb_store_bytes(skb, 12, &ipv4, 2, 0)
-        || bpf_skb_vlan_push(skb, tpid, 0)
-        || ovs_bpf_nsh_proto(skb)
-        || bpf_skb_adjust_room(skb, -(__s32) (hdr_len + ETH_HLEN),
-                               BPF_ADJ_ROOM_MAC, 0)
-        || bpf_skb_store_bytes(skb, 0, inner, ETH_HLEN, 0)) {
-        return -1;
-    }
-    if (inner_type != ipv4
-        && (bpf_skb_vlan_push(skb, tpid, 0) || ovs_bpf_nsh_proto(skb))) {
-        return -1;
-    }
-
-    ovs_bpf_mpls_new_key(skb, s, inner_type, ETH_HLEN);
-    __builtin_memcpy(s->key.eth_dst, inner, 6);
-    __builtin_memcpy(s->key.eth_src, inner + 6, 6);
-    __builtin_memset(s->key.vlans, 0, sizeof s->key.vlans);
-    return 0;
-}
 
 /* The flags (2 bits) and TTL (6 bits) of the NSH header 'hdr', from its
  * first two bytes: version (2 bits), flags, TTL, length (6 bits). */
@@ -226,7 +121,7 @@ ovs_bpf_act_push_nsh_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
             return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_NSH_ETH);
         }
     }
-    if (ovs_bpf_nsh_proto(skb)) {
+    if (ovs_bpf_encap_eth_proto(skb)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_PUSH_NSH_ETH);
     }
 

@@ -105,6 +105,7 @@ BPF_INC = \
 	bpf/csum.h \
 	bpf/datapath-abi.h \
 	bpf/downcall.h \
+	bpf/encap-eth.h \
 	bpf/lookup.h \
 	bpf/maps.h \
 	bpf/parse.h \
