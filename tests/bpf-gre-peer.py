@@ -135,7 +135,12 @@ def run(tap_name, remote, key, with_csum):
                 with open(tap_name + ".bad", "w") as f:
                     f.write("%d\n" % bad)
                 continue
-            os.write(tap, parsed[1])
+            try:
+                os.write(tap, parsed[1])
+            except OSError:
+                # The TAP device is not up yet: dropped, as by a device
+                # that is down.
+                pass
 
 
 def send(remote, case):
