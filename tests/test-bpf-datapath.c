@@ -4066,6 +4066,26 @@ tnl_pop_match(const char *name, const struct ofpbuf *outer,
           stat_get(OVS_BPF_STAT_HIT) - hit);
 }
 
+/* Pops 'outer', a tunnel packet over IPv6 from fc00::1 to fc00::2 with
+ * tun_id 0x123456, a checksum and 'inner' inside, and checks its key and
+ * that a flow for that key outputs 'inner' unchanged. */
+static void
+tnl_pop_ipv6_case(const char *name, const struct ofpbuf *outer,
+                  const struct ofpbuf *inner)
+{
+    struct ovs_bpf_flow_key key;
+
+    tnl_pop_key(outer, &key);
+    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
+          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
+          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
+          && key.tun_ttl == 64
+          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "%s: key in_port %"PRIu32" flags %#x", name,
+          key.in_port, ntohs(key.tun_flags));
+    tnl_pop_match(name, outer, &key, inner);
+}
+
 static void
 test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -4193,15 +4213,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * which bpf_skb_adjust_room() refuses to do but with padding. */
     tnl_pop_key(&bad, &key);
     tnl_pop_match("tnl_pop of ARP over IPv6", &bad, &key, &arp);
-    tnl_pop_key(&outer, &key);
-    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
-          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
-          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
-          && key.tun_ttl == 64
-          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
-          "tnl_pop over IPv6: key in_port %"PRIu32" flags %#x",
-          key.in_port, ntohs(key.tun_flags));
-    tnl_pop_match("tnl_pop over IPv6", &outer, &key, &inner);
+    tnl_pop_ipv6_case("tnl_pop over IPv6", &outer, &inner);
     ofpbuf_clear(&bad);
     ofpbuf_put(&bad, outer.data, outer.size);
     ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
@@ -4539,15 +4551,7 @@ test_tnl_gre(struct ovs_cmdl_context *ctx OVS_UNUSED)
                   &bad);
     tnl_pop_key(&bad, &key);
     tnl_pop_match("GRE pop of ARP over IPv6", &bad, &key, &arp);
-    tnl_pop_key(&outer, &key);
-    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
-          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
-          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
-          && key.tun_ttl == 64
-          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
-          "GRE pop over IPv6: key in_port %"PRIu32" flags %#x",
-          key.in_port, ntohs(key.tun_flags));
-    tnl_pop_match("GRE pop over IPv6", &outer, &key, &inner);
+    tnl_pop_ipv6_case("GRE pop over IPv6", &outer, &inner);
     ofpbuf_clear(&bad);
     ofpbuf_put(&bad, outer.data, outer.size);
     ((uint8_t *) bad.data)[54] |= 0x40;    /* R: routing. */
