@@ -621,7 +621,7 @@ struct ovs_bpf_act_add_mpls_eth {
 
 /* OVS_BPF_ACTION_TNL_PUSH and _TNL_POP: native tunneling, as dpif-netdev
  * does it (bpf/actions-tnl.h).  ovs-vswitchd builds the outer headers
- * (Ethernet, IP, UDP, VXLAN) from its route and neighbour tables; TNL_PUSH
+ * (Ethernet, IP, UDP and VXLAN, or GRE) from its route and neighbour tables; TNL_PUSH
  * puts them in front of the packet, with the lengths, the IPv4 checksum
  * and the UDP source port (from the packet's flow hash) filled in, and the
  * actions after it run on the encapsulated packet.  The 'header_len' bytes
@@ -630,7 +630,8 @@ struct ovs_bpf_act_add_mpls_eth {
  * which the TNL_PUSH program reads and skips, as the CT_LABEL slot of
  * ct(): a header does not fit in one slot, and a bigger slot would cost
  * every flow.  TNL_POP checks and takes off the outer headers of a packet
- * for tunnel port 'port', fills the key's tunnel metadata from them and
+ * for tunnel port 'port' (UDP and VXLAN, or GRE for an OVS_BPF_PORT_F_GRE
+ * port), fills the key's tunnel metadata from them and
  * looks the inner packet up again with in_port 'port' (a recirculation
  * with the same recirc_id). */
 #define OVS_BPF_TNL_HDR_SLOT 56
@@ -638,6 +639,8 @@ struct ovs_bpf_act_add_mpls_eth {
 
 enum ovs_bpf_tnl_type {
     OVS_BPF_TNL_VXLAN = 1,      /* Ethernet over VXLAN over UDP. */
+    OVS_BPF_TNL_GRE = 2,        /* Ethernet (or, with OVS_BPF_TNL_F_L3,
+                                 * IPv4 or IPv6) over GRE. */
 };
 #define OVS_BPF_TNL_F_IPV6 (1u << 0)    /* The outer header is IPv6. */
 #define OVS_BPF_TNL_F_L3 (1u << 1)      /* After the BPF pop_eth: the
@@ -844,6 +847,13 @@ struct ovs_bpf_port {
  * layer takes the header off); see "Layer 3 ports" in
  * Documentation/topics/dpif-bpf.rst. */
 #define OVS_BPF_PORT_F_L3 (1u << 2)
+/* The port is a GRE port without a device ('ifindex' 0, with
+ * OVS_BPF_PORT_F_TUNNEL): as dpif-netdev's, it exists for native tunneling
+ * only.  OVS_BPF_ACTION_TNL_POP on the underlay port takes GRE packets off
+ * for it (and only GRE), and nothing outputs to it (ofproto pushes the
+ * header with OVS_BPF_ACTION_TNL_PUSH instead); an output to it drops, as
+ * to any port without 'ifindex'. */
+#define OVS_BPF_PORT_F_GRE (1u << 3)
 
 /* How the ingress program finds 'in_port' from the ifindex of the device
  * that received the packet.  For an ifindex below
@@ -958,10 +968,12 @@ enum ovs_bpf_dp_stat {
                         "headers say or than a tunnel packet.")            \
     OVS_BPF_DROP_REASON(TNL_POP_BAD, "tnl_pop_bad",                        \
                         "tnl_pop of a packet with bad outer headers: IP "  \
-                        "version, options, checksum or fragment, not UDP, " \
-                        "VXLAN flags or reserved bits, a VXLAN-GPE OAM "   \
-                        "packet or next protocol other than IPv4, IPv6 "   \
-                        "or Ethernet.")                                    \
+                        "version, options, checksum or fragment, not UDP " \
+                        "(GRE), VXLAN flags or reserved bits, a "          \
+                        "VXLAN-GPE OAM packet or next protocol other "     \
+                        "than IPv4, IPv6 or Ethernet, GRE flags other "    \
+                        "than C, K and S or version, a bad GRE checksum " \
+                        "or protocol other than IPv4, IPv6 or Ethernet.") \
     OVS_BPF_DROP_REASON(INTERNAL, "internal",                              \
                         "A per-CPU area or an action slot was missing: "   \
                         "cannot happen.")

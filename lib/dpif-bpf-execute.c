@@ -49,12 +49,14 @@
 
 #include "bpf/datapath-abi.h"
 #include "coverage.h"
+#include "csum.h"
 #include "dp-packet.h"
 #include "dpif-bpf-flow-table.h"
 #include "dpif-bpf-ipf.h"
 #include "dpif-bpf-loader.h"
 #include "dpif-bpf-meter.h"
 #include "dpif-bpf-odp.h"
+#include "dpif-bpf-port.h"
 #include "dpif-bpf-private.h"
 #include "dpif-bpf-upcall.h"
 #include "dpif-provider.h"
@@ -552,29 +554,83 @@ dp_bpf_execute_ipf_ct(const struct dp_bpf_execute_aux *aux,
     return true;
 }
 
+/* Pushes GRE header 'data' onto 'packet' as netdev_gre_push_header()
+ * does, with the sequence number, if the header has one, of the datapath
+ * port 'data->tnl_port' of 'dp' (that function's counter is in a netdev,
+ * which the datapath does not have). */
+static void
+dp_bpf_tnl_push_gre(struct dp_bpf *dp, struct dp_packet *packet,
+                    const struct ovs_action_push_tnl *data)
+{
+    struct gre_base_hdr *greh;
+    int ip_tot_size;
+
+    greh = netdev_tnl_push_ip_header(packet, data->header, data->header_len,
+                                     &ip_tot_size);
+    if (greh->flags & htons(GRE_SEQ)) {
+        size_t ofs = (greh->flags & htons(GRE_CSUM) ? 8 : 4)
+                     + (greh->flags & htons(GRE_KEY) ? 4 : 0);
+
+        put_16aligned_be32(ALIGNED_CAST(ovs_16aligned_be32 *,
+                                        (char *) greh + ofs),
+                           htonl(dp_bpf_port_next_gre_seq(dp,
+                                                          data->tnl_port)));
+    }
+    if (greh->flags & htons(GRE_CSUM)) {
+        /* After the sequence number, which it covers (the netdev's function
+         * sums before it writes the number). */
+        *(ovs_be16 *) (greh + 1) = csum(greh, ip_tot_size);
+    }
+}
+
 /* Runs tnl_push 'action' on the packets of 'batch' here, as dpif-netdev
  * does, for a tnl_push that cannot go down to BPF together with the
  * actions that follow it (one inside a clone(), as when flooding to a
- * tunnel and other ports, or before an action that BPF cannot run).  Sent
- * down alone, the BPF programs would push the header onto their own copy
- * of the packet, which ends there with the action list, and the output
- * after the tnl_push would send the packet here, without the header.
- * Returns false, doing nothing, for a header that is not of a UDP tunnel
- * (VXLAN, Geneve), which netdev_tnl_push_udp_header() cannot push. */
+ * tunnel and other ports, or before an action that BPF cannot run), or
+ * that BPF cannot push (a GRE header with a sequence number).  Sent down
+ * alone, the BPF programs would push the header onto their own copy of
+ * the packet, which ends there with the action list, and the output after
+ * the tnl_push would send the packet here, without the header.  Returns
+ * false, doing nothing, for a header that is not of a UDP tunnel (VXLAN,
+ * Geneve) or GRE. */
 static bool
-dp_bpf_tnl_push(struct dp_packet_batch *batch, const struct nlattr *action,
-                bool should_steal)
+dp_bpf_tnl_push(struct dp_bpf *dp, struct dp_packet_batch *batch,
+                const struct nlattr *action, bool should_steal)
 {
     const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
     const struct ovs_action_push_tnl *data = nl_attr_get(action);
     struct dp_packet *packet;
+    bool gre;
 
     if (nl_attr_get_size(action) < hdr_ofs
         || data->header_len > nl_attr_get_size(action) - hdr_ofs
-        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN
-        || (data->tnl_type != OVS_VPORT_TYPE_VXLAN
-            && data->tnl_type != OVS_VPORT_TYPE_GENEVE)) {
+        || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN) {
         return false;
+    }
+    gre = (data->tnl_type == OVS_VPORT_TYPE_GRE
+           || data->tnl_type == OVS_VPORT_TYPE_IP6GRE);
+    if (!gre && data->tnl_type != OVS_VPORT_TYPE_VXLAN
+        && data->tnl_type != OVS_VPORT_TYPE_GENEVE) {
+        return false;
+    }
+    if (gre) {
+        /* The GRE header and the options its flags announce, which
+         * dp_bpf_tnl_push_gre() writes, are all there. */
+        size_t l4 = ETH_HEADER_LEN + (netdev_tnl_is_header_ipv6(data->header)
+                                      ? IPV6_HEADER_LEN : IP_HEADER_LEN);
+        const struct gre_base_hdr *greh;
+
+        if (data->header_len < l4 + sizeof *greh) {
+            return false;
+        }
+        greh = ALIGNED_CAST(const struct gre_base_hdr *,
+                            (const char *) data->header + l4);
+        if (data->header_len
+            != l4 + 4 + 4 * (!!(greh->flags & htons(GRE_CSUM))
+                             + !!(greh->flags & htons(GRE_KEY))
+                             + !!(greh->flags & htons(GRE_SEQ)))) {
+            return false;
+        }
     }
     if (should_steal) {
         /* The last action: nothing would send the packets. */
@@ -583,6 +639,10 @@ dp_bpf_tnl_push(struct dp_packet_batch *batch, const struct nlattr *action,
     }
     dp_packet_batch_apply_cutlen(batch);
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        if (gre) {
+            dp_bpf_tnl_push_gre(dp, packet, data);
+            continue;
+        }
         if (!dp_packet_rss_valid(packet)) {
             /* The UDP source port comes from it, as in BPF. */
             struct flow flow;
@@ -692,7 +752,7 @@ dp_bpf_execute_cb(void *aux_, struct dp_packet_batch *batch,
     }
     n_slots += n_tnl;
     if (!rest && nl_attr_type(action) == OVS_ACTION_ATTR_TUNNEL_PUSH
-        && dp_bpf_tnl_push(batch, action, should_steal)) {
+        && dp_bpf_tnl_push(dp, batch, action, should_steal)) {
         return;
     }
     if (error) {

@@ -797,27 +797,64 @@ xlate_nested(struct act_xlate *x, enum ovs_bpf_action_type type,
     return 0;
 }
 
+/* Returns true if the BPF programs can push GRE header 'greh' of a
+ * 'gre_len'-byte tunnel header tail (see tnl_push_is_bpf()): what
+ * netdev-native-tnl builds, with a checksum and a key or not, but without a
+ * sequence number, which counts per port in ovs-vswitchd's netdev. */
+static bool
+tnl_push_gre_is_bpf(const struct gre_base_hdr *greh, size_t gre_len,
+                    bool l3_packet, bool *l3)
+{
+    ovs_be16 flags = greh->flags;
+    size_t hlen = 4;
+
+    if (flags & ~htons(GRE_CSUM | GRE_KEY)) {
+        return false;
+    }
+    hlen += ((flags & htons(GRE_CSUM) ? 4 : 0)
+             + (flags & htons(GRE_KEY) ? 4 : 0));
+    if (gre_len != hlen) {
+        return false;
+    }
+    switch (ntohs(greh->protocol)) {
+    case ETH_TYPE_TEB:
+        *l3 = false;
+        return !l3_packet;
+    case ETH_TYPE_IP:
+    case ETH_TYPE_IPV6:
+        *l3 = true;
+        return l3_packet;
+    default:
+        return false;
+    }
+}
+
 /* Returns true if the BPF programs can push the tunnel header of 'data'
  * (its 'header_len' checked against the attribute's size), setting
- * '*ipv6' and '*l3': what netdev-native-tnl pushes for VXLAN over IPv4 or
- * IPv6, with or without a UDP checksum, and for VXLAN-GPE carrying
- * Ethernet ('l3_packet' false: the packet has its Ethernet header) or, after
- * a pop_eth that BPF runs ('l3_packet' true), IPv4 or IPv6, whose header
- * then replaces the stand-in Ethernet header ('*l3'). */
+ * '*ipv6', '*gre' and '*l3': what netdev-native-tnl pushes for VXLAN over
+ * IPv4 or IPv6, with or without a UDP checksum, and for VXLAN-GPE carrying
+ * Ethernet ('l3_packet' false: the packet has its Ethernet header) or,
+ * after a pop_eth that BPF runs ('l3_packet' true), IPv4 or IPv6, whose
+ * header then replaces the stand-in Ethernet header ('*l3'); for GRE the
+ * same (see tnl_push_gre_is_bpf()). */
 static bool
 tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
-                bool *ipv6, bool *l3)
+                bool *ipv6, bool *gre, bool *l3)
 {
     const uint8_t *hdr = (const uint8_t *) data->header;
     const struct vxlanhdr *vxh;
+    uint8_t l4_proto;
     uint32_t flags;
     size_t l4;
 
+    *gre = (data->tnl_type == OVS_VPORT_TYPE_GRE
+            || data->tnl_type == OVS_VPORT_TYPE_IP6GRE);
     if (data->header_len > OVS_BPF_TNL_MAX_HDR
         || data->header_len < ETH_HEADER_LEN + IP_HEADER_LEN
-        || data->tnl_type != OVS_VPORT_TYPE_VXLAN) {
+        || (data->tnl_type != OVS_VPORT_TYPE_VXLAN && !*gre)) {
         return false;
     }
+    l4_proto = *gre ? IPPROTO_GRE : IPPROTO_UDP;
     *ipv6 = (hdr[12] << 8 | hdr[13]) == ETH_TYPE_IPV6;
     if (*ipv6) {
         const struct ovs_16aligned_ip6_hdr *ip6;
@@ -825,7 +862,7 @@ tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
         l4 = ETH_HEADER_LEN + IPV6_HEADER_LEN;
         ip6 = ALIGNED_CAST(const struct ovs_16aligned_ip6_hdr *,
                            hdr + ETH_HEADER_LEN);
-        if (data->header_len < l4 || ip6->ip6_nxt != IPPROTO_UDP) {
+        if (data->header_len < l4 || ip6->ip6_nxt != l4_proto) {
             return false;
         }
     } else {
@@ -835,9 +872,15 @@ tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
         ip = ALIGNED_CAST(const struct ip_header *, hdr + ETH_HEADER_LEN);
         if ((hdr[12] << 8 | hdr[13]) != ETH_TYPE_IP
             || ip->ip_ihl_ver != IP_IHL_VER(5, 4)
-            || ip->ip_proto != IPPROTO_UDP) {
+            || ip->ip_proto != l4_proto) {
             return false;
         }
+    }
+    if (*gre) {
+        return (data->header_len >= l4 + sizeof(struct gre_base_hdr)
+                && tnl_push_gre_is_bpf(
+                       ALIGNED_CAST(const struct gre_base_hdr *, hdr + l4),
+                       data->header_len - l4, l3_packet, l3));
     }
     if (data->header_len != l4 + UDP_HEADER_LEN + sizeof *vxh) {
         return false;
@@ -865,9 +908,10 @@ tnl_push_is_bpf(const struct ovs_action_push_tnl *data, bool l3_packet,
 
 /* Translates tnl_push 'a' into a TNL_PUSH slot and the TNL_HDR slots of its
  * header (see bpf/actions-tnl.h), if the BPF programs can push it (see
- * tnl_push_is_bpf()).  Any other tunnel header (Geneve, GRE, ERSPAN, a
- * VXLAN extension, or one on a packet without an Ethernet header that
- * ovs-vswitchd popped itself) makes the flow userspace only: ovs-vswitchd
+ * tnl_push_is_bpf()).  Any other tunnel header (Geneve, ERSPAN, a VXLAN
+ * extension, GRE with a sequence number, or one on a packet without an
+ * Ethernet header that ovs-vswitchd popped itself) makes the flow
+ * userspace only: ovs-vswitchd
  * pushes it (dp_bpf_tnl_push() in lib/dpif-bpf-execute.c, or dpif-netdev's
  * own header functions).  Only a malformed action is refused (EINVAL).
  * Either way the packet has an Ethernet header after it. */
@@ -877,7 +921,7 @@ xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
     const size_t hdr_ofs = offsetof(struct ovs_action_push_tnl, header);
     const struct ovs_action_push_tnl *data = nl_attr_get(a);
     struct ovs_bpf_action *s;
-    bool ipv6, l3;
+    bool ipv6, gre, l3;
     size_t n;
 
     if (nl_attr_get_size(a) < hdr_ofs
@@ -885,7 +929,7 @@ xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
         || data->header_len < ETH_HEADER_LEN) {
         return EINVAL;
     }
-    if (!tnl_push_is_bpf(data, x->not_eth, &ipv6, &l3)
+    if (!tnl_push_is_bpf(data, x->not_eth, &ipv6, &gre, &l3)
         || (x->not_eth && !x->bpf_pop_eth)) {
         x->userspace_only = true;
     } else {
@@ -893,7 +937,8 @@ xlate_tnl_push(struct act_xlate *x, const struct nlattr *a)
         s->u.tnl_push.tnl_port = odp_to_u32(data->tnl_port);
         s->u.tnl_push.out_port = odp_to_u32(data->out_port);
         s->u.tnl_push.header_len = data->header_len;
-        s->u.tnl_push.tnl_type = OVS_BPF_TNL_VXLAN;
+        s->u.tnl_push.tnl_type = (gre ? OVS_BPF_TNL_GRE
+                                  : OVS_BPF_TNL_VXLAN);
         s->u.tnl_push.flags = ((ipv6 ? OVS_BPF_TNL_F_IPV6 : 0)
                                | (l3 ? OVS_BPF_TNL_F_L3 : 0));
         for (size_t ofs = 0; ofs < data->header_len; ofs += n) {

@@ -33,7 +33,17 @@
  * metadata).  The ingress program runs at its TC ingress and reads the
  * tunnel metadata of what it receives; output to it gives the packet the
  * tunnel key of set(tunnel(...)) and redirects it to its egress, where the
- * device encapsulates it (see bpf/tunnel.h). */
+ * device encapsulates it (see bpf/tunnel.h).
+ *
+ * A GRE port ("gre", "ip6gre") has no device, as dpif-netdev's tunnel ports
+ * have none (the kernel here has no GRE driver, and native tunneling needs
+ * none): one datapath port per type, named as OVS names it ("gre_sys"),
+ * which only native tunneling uses.  The tnl_pop of the underlay port's
+ * flow gives it the GRE packets it takes apart as their in_port, and
+ * ofproto sends to it with tnl_push and an output to the underlay port,
+ * never with an output to it (OVS_BPF_PORT_F_GRE in bpf/datapath-abi.h).
+ * It is in the 'ports' map without an ifindex, in no ifindex map, and has
+ * no program to attach. */
 
 #include <config.h>
 
@@ -75,6 +85,7 @@ struct dp_bpf_port {
     int attach_ifindex;         /* Where the ingress program runs. */
     char *peer_name;            /* Internal ports: the hidden veth end. */
     char *tnl_dev;              /* Tunnel ports: the device we made. */
+    uint32_t gre_seq;           /* GRE ports: the next sequence number. */
     bool created_qdisc;
     bool attaching;             /* Set up until its program is attached. */
 };
@@ -255,6 +266,24 @@ dp_bpf_port_name(const struct netdev *netdev,
                                       NETDEV_VPORT_NAME_BUFSIZE);
 }
 
+/* Returns true if a port of type 'type' is a GRE port, which has no
+ * device (see the top of this file). */
+static bool
+dp_bpf_type_is_gre(const char *type)
+{
+    return !strcmp(type, "gre") || !strcmp(type, "ip6gre");
+}
+
+/* The flags of 'port' in the 'ports' map (OVS_BPF_PORT_F_*). */
+static uint32_t
+dp_bpf_port_flags(const struct dp_bpf_port *port, bool l3)
+{
+    return ((port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0)
+            | (dp_bpf_type_is_gre(port->type)
+               ? OVS_BPF_PORT_F_TUNNEL | OVS_BPF_PORT_F_GRE : 0)
+            | (l3 ? OVS_BPF_PORT_F_L3 : 0));
+}
+
 /* Returns true if 'cfg' is that of a VXLAN-GPE port, which the BPF
  * datapath makes as a layer 3 port (OVS_BPF_PORT_F_L3) backed by a GPE
  * device. */
@@ -271,10 +300,13 @@ dp_bpf_tunnel_check(const struct dp_bpf *dp, const struct netdev *netdev,
 {
     const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(netdev);
 
+    if (dp_bpf_type_is_gre(type)) {
+        return 0;
+    }
     if (strcmp(type, "vxlan")) {
         VLOG_WARN_RL(&rl, "%s: cannot add %s: the BPF datapath supports "
-                     "tunnel ports of type vxlan only, not %s", dp->name,
-                     name, type);
+                     "tunnel ports of type vxlan, gre and ip6gre only, not "
+                     "%s", dp->name, name, type);
         return EOPNOTSUPP;
     }
     if (!cfg || (cfg->exts && !dp_bpf_tunnel_is_gpe(cfg))) {
@@ -340,6 +372,29 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
     return 0;
 }
 
+/* Puts 'port' into the port maps of 'dp': from then on the programs of
+ * 'dp' take the packets of its device as its and output to it.  'l3': a
+ * layer 3 port (OVS_BPF_PORT_F_L3).  A GRE port, which has no device, is
+ * put into the 'ports' map only. */
+static int
+dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port,
+                    bool l3)
+    OVS_REQUIRES(dp->mutex)
+{
+    uint32_t port_no = odp_to_u32(port->port_no);
+    struct ovs_bpf_port info;
+
+    memset(&info, 0, sizeof info);
+    info.ifindex = port->attach_ifindex;
+    info.flags = dp_bpf_port_flags(port, l3);
+    if (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)) {
+        return errno;
+    }
+    return (port->attach_ifindex
+            ? dp_bpf_ifindex_map_set(dp, port->attach_ifindex, port_no)
+            : 0);
+}
+
 static int
 dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     OVS_REQUIRES(dp->mutex)
@@ -348,7 +403,6 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     const char *name = dp_bpf_port_name(netdev, namebuf);
     const char *type = netdev_get_type(netdev);
     bool tunnel = netdev_get_tunnel_config(netdev) != NULL;
-    struct ovs_bpf_port info;
     struct dp_bpf_port *port;
     uint32_t port_no32 = odp_to_u32(port_no);
     uint32_t attach_ifindex;
@@ -373,7 +427,22 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
     port->type = xstrdup(type);
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port_no));
 
-    if (tunnel) {
+    if (tunnel && dp_bpf_type_is_gre(type)) {
+        /* No device: in the 'ports' map only (see above). */
+        error = dp_bpf_port_save(dp, port);
+        if (!error) {
+            error = dp_bpf_port_map_set(dp, port, false);
+        }
+        if (error) {
+            VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name,
+                      name, ovs_strerror(error));
+            goto error;
+        }
+        seq_change(dp->port_seq);
+        VLOG_INFO("%s: added port %s (%s) as port %"PRIu32" (no device: "
+                  "native tunneling only)", dp->name, name, type, port_no32);
+        return 0;
+    } else if (tunnel) {
         error = dp_bpf_tunnel_create(dp, port, netdev);
         if (error) {
             goto error;
@@ -454,16 +523,9 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
      * runs.  Output to an internal port goes to the egress of the hidden
      * end, that is to the visible end's ingress. */
     attach_ifindex = port->attach_ifindex;
-    memset(&info, 0, sizeof info);
-    info.ifindex = port->attach_ifindex;
-    info.flags = tunnel ? OVS_BPF_PORT_F_TUNNEL : 0;
-    if (tunnel && dp_bpf_tunnel_is_gpe(netdev_get_tunnel_config(netdev))) {
-        info.flags |= OVS_BPF_PORT_F_L3;
-    }
-    error = (bpf_map_update_elem(dp->obj->ports_fd, &port_no32, &info,
-                                 BPF_ANY)
-             ? errno
-             : dp_bpf_ifindex_map_set(dp, attach_ifindex, port_no32));
+    error = dp_bpf_port_map_set(dp, port,
+                                tunnel && dp_bpf_tunnel_is_gpe(
+                                    netdev_get_tunnel_config(netdev)));
     if (error) {
         VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
                   ovs_strerror(error));
@@ -700,11 +762,14 @@ dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
     sp->type[sizeof sp->type - 1] = '\0';
     sp->peer_name[sizeof sp->peer_name - 1] = '\0';
     sp->tnl_dev[sizeof sp->tnl_dev - 1] = '\0';
-    /* A tunnel port's device is the one we made for it. */
-    ifindex = if_nametoindex(sp->tnl_dev[0] ? sp->tnl_dev : sp->name);
+    /* A tunnel port's device is the one we made for it; a GRE port has
+     * none. */
+    ifindex = (dp_bpf_type_is_gre(sp->type) ? 0
+               : if_nametoindex(sp->tnl_dev[0] ? sp->tnl_dev : sp->name));
     *attach_ifindexp = (sp->peer_name[0] ? if_nametoindex(sp->peer_name)
                         : ifindex);
-    if (port_no >= OVS_BPF_MAX_PORTS || !ifindex
+    if (port_no >= OVS_BPF_MAX_PORTS
+        || (!ifindex && !dp_bpf_type_is_gre(sp->type))
         || ifindex != sp->ifindex || *attach_ifindexp != sp->attach_ifindex
         || dp_bpf_lookup_port(dp, u32_to_odp(port_no))) {
         VLOG_INFO("%s: port %s (%"PRIu32") went away while no ovs-vswitchd "
@@ -728,23 +793,6 @@ dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
     return 0;
 }
 
-/* Puts 'port' into the port maps of 'dp': from then on the programs of
- * 'dp' take the packets of its device as its and output to it. */
-static int
-dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port)
-    OVS_REQUIRES(dp->mutex)
-{
-    uint32_t port_no = odp_to_u32(port->port_no);
-    struct ovs_bpf_port info;
-
-    memset(&info, 0, sizeof info);
-    info.ifindex = port->attach_ifindex;
-    info.flags = port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0;
-    return (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)
-            ? errno
-            : dp_bpf_ifindex_map_set(dp, port->attach_ifindex, port_no));
-}
-
 /* Attaches the ingress program of 'dp' to the device of 'port', which is in
  * the port maps (see dp_bpf_port_map_set()), replacing what is there in one
  * step, and saves the port.  With the record of a port whose addition a
@@ -757,6 +805,11 @@ dp_bpf_port_attach_prog(struct dp_bpf *dp, struct dp_bpf_port *port)
     bool created;
     int error;
 
+    if (!port->attach_ifindex) {
+        /* A GRE port: no device, no program. */
+        port->attaching = false;
+        return dp_bpf_port_save(dp, port);
+    }
     error = dpif_bpf_tc_attach(port->attach_ifindex,
                                (port->peer_name ? port->peer_name
                                 : port->tnl_dev ? port->tnl_dev
@@ -779,9 +832,28 @@ static int
 dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
     OVS_REQUIRES(dp->mutex)
 {
-    int error = dp_bpf_port_map_set(dp, port);
+    int error = dp_bpf_port_map_set(dp, port, false);
 
     return error ? error : dp_bpf_port_attach_prog(dp, port);
+}
+
+/* Returns the sequence number for the next GRE header that ovs-vswitchd
+ * pushes for GRE port 'port_no' of 'dp' (see dp_bpf_tnl_push_gre()), or
+ * 0 if there is no such port.  Counted per datapath port, as dpif-netdev
+ * counts in the netdev of its port. */
+uint32_t
+dp_bpf_port_next_gre_seq(struct dp_bpf *dp, odp_port_t port_no)
+{
+    struct dp_bpf_port *port;
+    uint32_t seq = 0;
+
+    ovs_mutex_lock(&dp->mutex);
+    port = dp_bpf_lookup_port(dp, port_no);
+    if (port) {
+        seq = port->gre_seq++;
+    }
+    ovs_mutex_unlock(&dp->mutex);
+    return seq;
 }
 
 /* Takes over the ports that the previous ovs-vswitchd saved, with their
@@ -901,7 +973,7 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
             continue;
         }
 
-        error = dp_bpf_port_map_set(dp, port);
+        error = dp_bpf_port_map_set(dp, port, false);
         if (error) {
             VLOG_WARN("%s: cannot carry port %s over to the new datapath "
                       "(%s)", dp->name, port->name, ovs_strerror(error));

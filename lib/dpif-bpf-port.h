@@ -49,6 +49,7 @@ void dp_bpf_ports_forget_all(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 void dp_bpf_ports_adopt(struct dp_bpf *dp) OVS_REQUIRES(dp->mutex);
 bool dp_bpf_port_exists(const struct dp_bpf *dp, odp_port_t)
     OVS_REQUIRES(dp->mutex);
+uint32_t dp_bpf_port_next_gre_seq(struct dp_bpf *dp, odp_port_t);
 void dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
     OVS_REQUIRES(dp->mutex);
 struct dpif_bpf_obj_config;

@@ -4186,6 +4186,26 @@ tnl_pop_match(const char *name, const struct ofpbuf *outer,
           stat_get(OVS_BPF_STAT_HIT) - hit);
 }
 
+/* Pops 'outer', a tunnel packet over IPv6 from fc00::1 to fc00::2 with
+ * tun_id 0x123456, a checksum and 'inner' inside, and checks its key and
+ * that a flow for that key outputs 'inner' unchanged. */
+static void
+tnl_pop_ipv6_case(const char *name, const struct ofpbuf *outer,
+                  const struct ofpbuf *inner)
+{
+    struct ovs_bpf_flow_key key;
+
+    tnl_pop_key(outer, &key);
+    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
+          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
+          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
+          && key.tun_ttl == 64
+          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "%s: key in_port %"PRIu32" flags %#x", name,
+          key.in_port, ntohs(key.tun_flags));
+    tnl_pop_match(name, outer, &key, inner);
+}
+
 static void
 test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
@@ -4313,15 +4333,7 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
      * which bpf_skb_adjust_room() refuses to do but with padding. */
     tnl_pop_key(&bad, &key);
     tnl_pop_match("tnl_pop of ARP over IPv6", &bad, &key, &arp);
-    tnl_pop_key(&outer, &key);
-    CHECK(key.in_port == TNL_PORT && key.tun_id == htonll(0x123456)
-          && key.tun_ipv6_src[0] == 0xfc && key.tun_ipv6_src[15] == 1
-          && key.tun_ipv6_dst[15] == 2 && !key.tun_ipv4_src
-          && key.tun_ttl == 64
-          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
-          "tnl_pop over IPv6: key in_port %"PRIu32" flags %#x",
-          key.in_port, ntohs(key.tun_flags));
-    tnl_pop_match("tnl_pop over IPv6", &outer, &key, &inner);
+    tnl_pop_ipv6_case("tnl_pop over IPv6", &outer, &inner);
     ofpbuf_clear(&bad);
     ofpbuf_put(&bad, outer.data, outer.size);
     ((uint8_t *) bad.data)[62] = 0x0c;      /* VXLAN-GPE flags. */
@@ -4398,6 +4410,297 @@ test_tnl(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ((uint8_t *) outer.data)[45] = 4;       /* NSH. */
     tnl_pop_case("tnl_pop of GPE carrying NSH", &outer,
                  OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD), TC_ACT_SHOT);
+
+    ofpbuf_uninit(&hdr);
+    ofpbuf_uninit(&inner);
+    ofpbuf_uninit(&arp);
+    ofpbuf_uninit(&outer);
+    ofpbuf_uninit(&bad);
+}
+
+/* GRE: the outer headers that ofproto builds for GRE over IPv4 (as
+ * netdev_gre_build_header() does: DF, TTL 64, protocol 47, lengths and
+ * IP checksum left for the push), from 172.31.1.100 to 172.31.1.1, and
+ * over IPv6, then a GRE header. */
+#define GRE_IP "4500 0000 0000 4000 402f 0000 ac1f0164 ac1f0101 "
+#define GRE_IP6 "6000 0000 0000 2f40 fc000000000000000000000000000001 " \
+                "fc000000000000000000000000000002 "
+
+/* Fills 'acts' with TNL_PUSH of GRE header 'hdr' (TNL_HDR slots) and an
+ * output to LO_PORT1, after a pop_eth if 'l3'.  Returns the number of
+ * slots. */
+static uint32_t
+gre_push_acts(struct ovs_bpf_action *acts, const struct ofpbuf *hdr,
+              bool ipv6, bool l3)
+{
+    uint32_t n = 0;
+
+    if (l3) {
+        acts[n++] = ACT(POP_ETH);
+    }
+    acts[n++] = ACT(TNL_PUSH, .u.tnl_push.tnl_port = TNL_PORT,
+                    .u.tnl_push.out_port = LO_PORT1,
+                    .u.tnl_push.header_len = hdr->size,
+                    .u.tnl_push.tnl_type = OVS_BPF_TNL_GRE,
+                    .u.tnl_push.flags = ((ipv6 ? OVS_BPF_TNL_F_IPV6 : 0)
+                                         | (l3 ? OVS_BPF_TNL_F_L3 : 0)));
+    for (size_t ofs = 0; ofs < hdr->size; ofs += OVS_BPF_TNL_HDR_SLOT) {
+        acts[n] = ACT(TNL_HDR);
+        memcpy(acts[n++].u.raw, (const uint8_t *) hdr->data + ofs,
+               MIN(OVS_BPF_TNL_HDR_SLOT, hdr->size - ofs));
+    }
+    acts[n++] = OUTPUT(LO_PORT1);
+    return n;
+}
+
+/* tnl_push of GRE header 'hdr' + output of 'inner' (Ethernet, or with
+ * 'l3' what follows its Ethernet header after a pop_eth): the output is
+ * 'hdr' with the IP lengths, the IPv4 checksum and, if the GRE header has
+ * the C flag, the GRE checksum filled in, then the inner frame unchanged.
+ * Returns the output in 'out'. */
+static void
+gre_push_case(const char *name, const struct ofpbuf *inner,
+              const struct ofpbuf *hdr, bool ipv6, bool l3,
+              struct ofpbuf *out)
+{
+    const size_t l4 = ipv6 ? 54 : 34;
+    const size_t skip = l3 ? ETH_HEADER_LEN : 0;
+    struct ovs_bpf_action acts[6];
+    const uint8_t *h = hdr->data;
+    struct drops drops;
+    struct run r;
+
+    flow_for(inner, acts, gre_push_acts(acts, hdr, ipv6, l3));
+    drops_get(&drops);
+    run_ingress(inner, &r);
+    check_drops(name, &drops, NO_DROP, 0);
+    CHECK(r.retval == TC_ACT_REDIRECT
+          && r.out_len == inner->size - skip + hdr->size,
+          "%s: retval %u, length %u", name, r.retval, r.out_len);
+    if (r.out_len != inner->size - skip + hdr->size) {
+        return;
+    }
+    ofpbuf_clear(out);
+    ofpbuf_put(out, r.out, r.out_len);
+
+    const uint8_t *o = r.out;
+    bool c = h[l4] & 0x80;
+
+    CHECK(!memcmp(o, h, 14), "%s: outer Ethernet header", name);
+    if (ipv6) {
+        uint16_t plen = o[18] << 8 | o[19];
+
+        CHECK(plen == r.out_len - l4 && !memcmp(o + 20, h + 20, 34),
+              "%s: IPv6 payload length %u (expected %"PRIuSIZE"), rest of "
+              "the IPv6 header", name, plen, r.out_len - l4);
+    } else {
+        uint16_t tot = o[16] << 8 | o[17];
+
+        CHECK(tot == r.out_len - 14 && !csum(o + 14, 20)
+              && !memcmp(o + 18, h + 18, 6) && !memcmp(o + 26, h + 26, 8),
+              "%s: IPv4 total length %u (expected %u), checksum %#x, rest "
+              "of the IPv4 header", name, tot, r.out_len - 14,
+              ntohs(csum(o + 14, 20)));
+    }
+    /* The GRE header as given, but for the checksum (C), which must make
+     * the GRE header and what follows sum to 0. */
+    CHECK(!memcmp(o + l4, h + l4, c ? 4 : hdr->size - l4)
+          && (!c || !memcmp(o + l4 + 6, h + l4 + 6, hdr->size - l4 - 6)),
+          "%s: GRE header", name);
+    CHECK(!c || !csum(o + l4, r.out_len - l4),
+          "%s: GRE checksum %#x", name, o[l4 + 4] << 8 | o[l4 + 5]);
+    CHECK(!memcmp(o + hdr->size, (const uint8_t *) inner->data + skip,
+                  inner->size - skip),
+          "%s: inner frame unchanged", name);
+}
+
+static void
+test_tnl_gre(struct ovs_cmdl_context *ctx OVS_UNUSED)
+{
+    const uint32_t push_failed
+        = OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_TNL_PUSH);
+    const uint32_t bad_stat = OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_BAD);
+    const uint32_t short_stat
+        = OVS_BPF_STAT_DROP(OVS_BPF_DROP_TNL_POP_SHORT);
+    struct ovs_bpf_action acts[6];
+    struct ovs_bpf_flow_key key;
+    struct ofpbuf hdr, inner, arp, outer, bad;
+    struct drops drops;
+    struct run r;
+    uint8_t *b;
+
+    ofpbuf_init(&hdr, 0);
+    ofpbuf_init(&inner, 0);
+    ofpbuf_init(&arp, 0);
+    ofpbuf_init(&outer, 0);
+    ofpbuf_init(&bad, 0);
+
+    /* The tunnel port is a GRE port, as dpif-bpf makes it: no device. */
+    add_port(TNL_PORT, 0, OVS_BPF_PORT_F_TUNNEL | OVS_BPF_PORT_F_GRE);
+
+    /* GRE with a key (options:key=0x123456), Ethernet inside (TEB): an
+     * IPv4 frame (bpf_skb_adjust_room()) and an ARP one
+     * (bpf_skb_change_head()). */
+    pkt_hex(&hdr, TNL_OUTER_ETH GRE_IP "2000 6558 00123456");
+    ovs_assert(hdr.size == 42);
+    pkt_hex(&inner, ETH "0800 " IP4_UDP "00000000000000000000");
+    fix_checksums(&inner);
+    gre_push_case("GRE push of IPv4", &inner, &hdr, false, false, &outer);
+    pkt_hex(&arp, "ffffffffffff 0a0000000001 0806 0001 0800 06 04 0001 "
+            "0a0000000001 0a000001 000000000000 0a000002");
+    gre_push_case("GRE push of ARP", &arp, &hdr, false, false, &bad);
+    tnl_pop_key(&bad, &key);
+    tnl_pop_match("GRE pop of ARP", &bad, &key, &arp);
+
+    /* Its pop: the key as netdev-native-tnl fills it (no UDP ports). */
+    tnl_pop_key(&outer, &key);
+    CHECK(key.in_port == TNL_PORT
+          && key.tun_id == htonll(0x123456)
+          && key.tun_ipv4_src == htonl(0xac1f0164)
+          && key.tun_ipv4_dst == htonl(0xac1f0101)
+          && key.tun_ttl == 64 && !key.tun_tos
+          && !key.tun_tp_src && !key.tun_tp_dst
+          && key.tun_flags == htons(FLOW_TNL_F_KEY)
+          && key.eth_type == htons(0x0800) && key.nw_proto == 17,
+          "GRE pop: key in_port %"PRIu32" tun_id %#"PRIx64" flags %#x",
+          key.in_port, ntohll(key.tun_id), ntohs(key.tun_flags));
+    tnl_pop_match("GRE pop", &outer, &key, &inner);
+
+    /* Bad input, each dropped and counted. */
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, 34 + 10);
+    tnl_pop_case("GRE pop of a short packet", &bad, short_stat,
+                 TC_ACT_SHOT);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size - 1);
+    tnl_pop_case("GRE pop of a truncated packet", &bad, short_stat,
+                 TC_ACT_SHOT);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    b = bad.data;
+    b[34] |= 0x40;                          /* R: routing. */
+    tnl_pop_case("GRE pop with the R flag", &bad, bad_stat, TC_ACT_SHOT);
+    b[34] &= ~0x40;
+    b[35] = 1;                              /* Version 1 (PPTP). */
+    tnl_pop_case("GRE pop of version 1", &bad, bad_stat, TC_ACT_SHOT);
+    b[35] = 0;
+    b[36] = 0x88;                           /* Protocol LLDP. */
+    b[37] = 0xcc;
+    tnl_pop_case("GRE pop of another protocol", &bad, bad_stat,
+                 TC_ACT_SHOT);
+    b[36] = 0x65;
+    b[37] = 0x58;
+    b[19] ^= 1;                             /* IP ID: bad checksum. */
+    tnl_pop_case("GRE pop with a bad IP checksum", &bad, bad_stat,
+                 TC_ACT_SHOT);
+    b[19] ^= 1;
+    b[23] = 17;                             /* UDP, checksum fixed. */
+    b[24] = b[25] = 0;
+    memcpy(b + 24, &(ovs_be16) { csum(b + 14, 20) }, 2);
+    tnl_pop_case("GRE pop of UDP", &bad, bad_stat, TC_ACT_SHOT);
+    tnl_pop_case("GRE pop, good", &outer, NO_DROP, TC_ACT_SHOT);
+
+    /* A VXLAN packet for the GRE port is not GRE. */
+    pkt_hex(&bad, TNL_OUTER_ETH TNL_IP("0000", "0000")
+            TNL_UDP("0000") TNL_VXLAN);
+    ofpbuf_put(&bad, inner.data, inner.size);
+    b = bad.data;
+    b[16] = 0;
+    b[17] = bad.size - 14;
+    memcpy(b + 24, &(ovs_be16) { csum(b + 14, 20) }, 2);
+    b[38] = 0;
+    b[39] = bad.size - 34;
+    tnl_pop_case("GRE pop of VXLAN", &bad, bad_stat, TC_ACT_SHOT);
+
+    /* No options at all: no key, tun_id 0. */
+    pkt_hex(&hdr, TNL_OUTER_ETH GRE_IP "0000 6558");
+    gre_push_case("GRE push without options", &inner, &hdr, false, false,
+                  &outer);
+    tnl_pop_key(&outer, &key);
+    CHECK(key.in_port == TNL_PORT && !key.tun_id && !key.tun_flags,
+          "GRE pop without options: tun_id %#"PRIx64" flags %#x",
+          ntohll(key.tun_id), ntohs(key.tun_flags));
+    tnl_pop_match("GRE pop without options", &outer, &key, &inner);
+
+    /* With a checksum (options:csum=true) and a key: computed at the
+     * push, checked at the pop, which drops a packet whose checksum is
+     * wrong. */
+    pkt_hex(&hdr, TNL_OUTER_ETH GRE_IP "a000 6558 00000000 00123456");
+    gre_push_case("GRE push with csum", &inner, &hdr, false, false,
+                  &outer);
+    tnl_pop_key(&outer, &key);
+    CHECK(key.tun_id == htonll(0x123456)
+          && key.tun_flags == htons(FLOW_TNL_F_KEY | FLOW_TNL_F_CSUM),
+          "GRE pop with csum: tun_id %#"PRIx64" flags %#x",
+          ntohll(key.tun_id), ntohs(key.tun_flags));
+    tnl_pop_match("GRE pop with csum", &outer, &key, &inner);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[bad.size - 1] ^= 0x10;
+    tnl_pop_case("GRE pop with a bad GRE checksum", &bad, bad_stat,
+                 TC_ACT_SHOT);
+
+    /* A sequence number (options:seq=true) counts per port in
+     * ovs-vswitchd: the translation never gives it to BPF, which
+     * refuses it; a received one is taken (and ignored). */
+    pkt_hex(&hdr, TNL_OUTER_ETH GRE_IP "3000 6558 00123456 00000000");
+    flow_for(&inner, acts, gre_push_acts(acts, &hdr, false, false));
+    drops_get(&drops);
+    run_ingress(&inner, &r);
+    check_drops("GRE push with seq", &drops, push_failed, 1);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, hdr.data, hdr.size);
+    ofpbuf_put(&bad, inner.data, inner.size);
+    b = bad.data;
+    b[17] = bad.size - 14;
+    memcpy(b + 24, &(ovs_be16) { csum(b + 14, 20) }, 2);
+    tnl_pop_key(&bad, &key);
+    CHECK(key.tun_id == htonll(0x123456)
+          && key.tun_flags == htons(FLOW_TNL_F_KEY),
+          "GRE pop with seq: tun_id %#"PRIx64" flags %#x",
+          ntohll(key.tun_id), ntohs(key.tun_flags));
+    tnl_pop_match("GRE pop with seq", &bad, &key, &inner);
+
+    /* Over IPv6 (two TNL_HDR slots), with a checksum and a key, and
+     * back. */
+    pkt_hex(&hdr, TNL_OUTER_ETH6 GRE_IP6 "a000 6558 00000000 00123456");
+    ovs_assert(hdr.size == 66);
+    gre_push_case("GRE push over IPv6", &inner, &hdr, true, false,
+                  &outer);
+    gre_push_case("GRE push of ARP over IPv6", &arp, &hdr, true, false,
+                  &bad);
+    tnl_pop_key(&bad, &key);
+    tnl_pop_match("GRE pop of ARP over IPv6", &bad, &key, &arp);
+    tnl_pop_ipv6_case("GRE pop over IPv6", &outer, &inner);
+    ofpbuf_clear(&bad);
+    ofpbuf_put(&bad, outer.data, outer.size);
+    ((uint8_t *) bad.data)[54] |= 0x40;    /* R: routing. */
+    tnl_pop_case("GRE pop over IPv6 with the R flag", &bad, bad_stat,
+                 TC_ACT_SHOT);
+
+    /* GRE carrying IPv4 (a layer 3 GRE port, options:packet_type=
+     * legacy_l3), after pop_eth: the header takes the place of the
+     * Ethernet header; its pop sends the IPv4 packet up as a layer 3
+     * packet of the tunnel port. */
+    pkt_hex(&hdr, TNL_OUTER_ETH GRE_IP "2000 0800 00123456");
+    gre_push_case("GRE push of IPv4 without Ethernet", &inner, &hdr, false,
+                  true, &outer);
+    tnl_pop_case("GRE pop of IPv4", &outer, NO_DROP, TC_ACT_SHOT);
+    CHECK(n_upcalls == 1 && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_L3
+          && upcall_recs[0].hdr.in_port == TNL_PORT
+          && upcall_recs[0].hdr.l3_type == htons(ETH_TYPE_IP)
+          && upcall_recs[0].hdr.pkt_len == inner.size - ETH_HEADER_LEN
+          && !memcmp(upcall_recs[0].pkt,
+                     (uint8_t *) inner.data + ETH_HEADER_LEN,
+                     inner.size - ETH_HEADER_LEN),
+          "GRE pop of IPv4: %d upcalls, type %"PRIu32", in_port %"PRIu32
+          ", l3_type %#x, length %"PRIu32, n_upcalls,
+          upcall_recs[0].hdr.type, upcall_recs[0].hdr.in_port,
+          ntohs(upcall_recs[0].hdr.l3_type), upcall_recs[0].hdr.pkt_len);
+
+    /* A VXLAN port takes no GRE. */
+    add_port(TNL_PORT, 1, OVS_BPF_PORT_F_TUNNEL);
+    tnl_pop_case("VXLAN pop of GRE", &outer, bad_stat, TC_ACT_SHOT);
 
     ofpbuf_uninit(&hdr);
     ofpbuf_uninit(&inner);
@@ -4794,6 +5097,7 @@ static const struct ovs_cmdl_command commands[] = {
     {"check-pkt-len", "[object]", 0, 1, test_check_pkt_len, OVS_RO},
     {"tunnel", "[object]", 0, 1, test_tunnel, OVS_RO},
     {"tnl", "[object]", 0, 1, test_tnl, OVS_RO},
+    {"tnl-gre", "[object]", 0, 1, test_tnl_gre, OVS_RO},
     {"downcall", "[object]", 0, 1, test_downcall, OVS_RO},
     {"meter", "[object]", 0, 1, test_meter, OVS_RO},
     {"drops", "[object]", 0, 1, test_drops, OVS_RO},
