@@ -234,25 +234,41 @@ ovs_bpf_coarse_now(struct ovs_bpf_scratch *s)
     return s->clock_ns;
 }
 
-/* Statistics of a hit, updated atomically: several CPUs may hit one flow
- * at once.  Byte counts include an accelerated VLAN tag, as the kernel
+/* Statistics of a hit, in this CPU's slot of the flow's statistics (see
+ * OVS_BPF_FLOW_STATS_SLOTS): plain additions in a slot that no other CPU
+ * writes, atomic ones in the last slot, which the CPUs beyond the others
+ * share.  Byte counts include an accelerated VLAN tag, as the kernel
  * datapath counts. */
 static __always_inline void
 ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                           struct ovs_bpf_flow *flow)
 {
     __u64 bytes = skb->len + (skb->vlan_present ? 4 : 0);
+    /* The verifier inlines the helper into a per-CPU load. */
+    __u32 cpu = bpf_get_smp_processor_id();
+    /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
+    __u32 tcp_flags = (s->key.nw_proto == IPPROTO_TCP
+                       ? bpf_ntohs(s->key.tcp_flags) : 0);
+    struct ovs_bpf_flow_stats *st;
 
-    __sync_fetch_and_add(&flow->stats.packets, 1);
-    __sync_fetch_and_add(&flow->stats.bytes, bytes);
+    if (cpu < OVS_BPF_FLOW_STATS_SLOTS - 1) {
+        st = &flow->stats[cpu];
+        st->packets += 1;
+        st->bytes += bytes;
+        if (tcp_flags) {
+            st->tcp_flags |= tcp_flags;
+        }
+    } else {
+        st = &flow->stats[OVS_BPF_FLOW_STATS_SLOTS - 1];
+        __sync_fetch_and_add(&st->packets, 1);
+        __sync_fetch_and_add(&st->bytes, bytes);
+        if (tcp_flags) {
+            __sync_fetch_and_or(&st->tcp_flags, tcp_flags);
+        }
+    }
     /* CLOCK_MONOTONIC at tick resolution: OVS keeps "used" in
      * milliseconds. */
-    flow->stats.used_ns = ovs_bpf_coarse_now(s);
-    /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
-    if (s->key.nw_proto == IPPROTO_TCP && s->key.tcp_flags) {
-        __sync_fetch_and_or(&flow->stats.tcp_flags,
-                            (__u32) bpf_ntohs(s->key.tcp_flags));
-    }
+    st->used_ns = ovs_bpf_coarse_now(s);
 }
 
 /* Sends the packet up as a miss: ovs-vswitchd extracts its key, decides
