@@ -59,6 +59,29 @@ ovs_bpf_is_ipv6(const struct ovs_bpf_scratch *s)
     return s->key.eth_type == bpf_htons(ETH_P_IPV6) && s->l4_ofs;
 }
 
+/* Rewrites the Ethernet address at 'pkt' (in the packet) with 'val' under
+ * 'mask' and copies the result to 'key' (in the packet's key), as a 32-bit
+ * and a 16-bit word each: a loop over the 6 bytes was about 12 loads,
+ * masks and stores per byte in the JIT image, the cost of a set_eth
+ * that the lookup program runs.  The words are unaligned (an address
+ * starts at byte 6 of the packet, 26 of the key, 14 of a mask): the
+ * verifier allows that where the CPU does it efficiently (x86-64,
+ * arm64). */
+static __always_inline void
+ovs_bpf_set_mac(__u8 *pkt, __u8 *key, const __u8 *val, const __u8 *mask)
+{
+    __u32 hi = OVS_BPF_MASKED(*(__u32 *) pkt, *(const __u32 *) val,
+                              *(const __u32 *) mask);
+    __u16 lo = OVS_BPF_MASKED(*(__u16 *) (pkt + 4),
+                              *(const __u16 *) (val + 4),
+                              *(const __u16 *) (mask + 4));
+
+    *(__u32 *) pkt = hi;
+    *(__u16 *) (pkt + 4) = lo;
+    *(__u32 *) key = hi;
+    *(__u16 *) (key + 4) = lo;
+}
+
 /* OVS_BPF_ACTION_SET_ETH: rewrites the Ethernet addresses of the packet and
  * of the key as 'e' says.  Returns false if the packet could not be
  * changed, which the caller counts as a failure of the action; a packet
@@ -86,14 +109,8 @@ ovs_bpf_set_eth(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         if (!ovs_bpf_may_write(s, sizeof mac)) {
             return false;
         }
-#pragma unroll
-        for (i = 0; i < 6; i++) {
-            data[i] = s->key.eth_dst[i]
-                    = OVS_BPF_MASKED(data[i], e->dst[i], e->dst_mask[i]);
-            data[6 + i] = s->key.eth_src[i]
-                        = OVS_BPF_MASKED(data[6 + i], e->src[i],
-                                         e->src_mask[i]);
-        }
+        ovs_bpf_set_mac(data, s->key.eth_dst, e->dst, e->dst_mask);
+        ovs_bpf_set_mac(data + 6, s->key.eth_src, e->src, e->src_mask);
         return true;
     }
     if (bpf_skb_load_bytes(skb, 0, mac, sizeof mac)) {

@@ -697,7 +697,8 @@ struct ovs_bpf_action {
 /* Flow table value.                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Statistics, updated by the lookup program with atomic operations. */
+/* Statistics of a flow's hits on some of the CPUs (see 'stats' of struct
+ * ovs_bpf_flow). */
 struct ovs_bpf_flow_stats {
     __u64 packets;
     __u64 bytes;
@@ -707,6 +708,21 @@ struct ovs_bpf_flow_stats {
     __u32 tcp_flags;            /* OR of the TCP flags seen. */
     __u32 pad;
 };
+
+/* A flow's statistics are in OVS_BPF_FLOW_STATS_SLOTS slots: CPU 'c' below
+ * OVS_BPF_FLOW_STATS_SLOTS - 1 alone writes slot 'c', with plain additions
+ * (the programs of one packet run on one CPU, one packet at a time); the
+ * CPUs from OVS_BPF_FLOW_STATS_SLOTS - 1 on share the last slot, with
+ * atomic operations.  ovs-vswitchd sums the slots (packets, bytes), ORs
+ * their TCP flags and takes the latest 'used_ns'.  Atomic additions to one
+ * shared counter cost about a tenth of an output-only hit (see
+ * "Performance" in Documentation/topics/dpif-bpf.rst).  Slots in the entry
+ * rather than a per-CPU map of their own: a new flow's entry, written by
+ * ovs-vswitchd with zero statistics, starts from zero by construction (no
+ * index to allocate, zero and reuse), and a dump reads the statistics with
+ * the entries, in the same batch lookups.  Four slots keep the entry of
+ * the usual table keys in the kernel's 512-byte allocation size. */
+#define OVS_BPF_FLOW_STATS_SLOTS 4
 
 /* A flow whose actions the BPF programs cannot run (more than
  * OVS_BPF_MAX_ACTIONS slots after translation, or an action without a BPF
@@ -729,7 +745,7 @@ struct ovs_bpf_flow_stats {
 #define OVS_BPF_FLOW_INLINE_ACTIONS 4
 
 struct ovs_bpf_flow {
-    struct ovs_bpf_flow_stats stats;
+    struct ovs_bpf_flow_stats stats[OVS_BPF_FLOW_STATS_SLOTS];
     __u32 flags;                /* OVS_BPF_FLOW_F_*. */
     __u32 n_actions;            /* Slots in use, at most 32. */
     __u64 actions_id;           /* 'flow_actions' key of the slots if

@@ -60,43 +60,48 @@ ovs_bpf_mask_key(struct ovs_bpf_flow_table_key *tkey, const __u64 *key,
     }
 }
 
+/* A case of ovs_bpf_flow_table_lookup(): the table of WORDS key words.
+ *
+ * Verifier: each table has a lookup call of its own, which the verifier
+ * inlines into a direct call of the hash map's lookup, its map being known
+ * there.  clang merges the eight calls of the switch into one, with the map
+ * in a register, if they end the same way; the verifier cannot inline a
+ * call site that sees several maps, which then goes through the generic
+ * bpf_map_lookup_elem() helper, an indirect call through the map's
+ * operations (a retpoline on this machine), about 20 ns per hit (see
+ * "Performance" in Documentation/topics/dpif-bpf.rst).  An empty asm
+ * statement of its own text after each call keeps them apart. */
+#define OVS_BPF_FLOW_TABLE_CASE(WORDS)                              \
+    case OVS_BPF_FLOW_TABLE_W##WORDS:                               \
+        ovs_bpf_mask_key(tkey, key, m, WORDS);                      \
+        flow = bpf_map_lookup_elem(&flow_table_w##WORDS, tkey);     \
+        asm volatile("/* flow_table_w" #WORDS " */" : "+r"(flow));  \
+        return flow
+
 /* Looks up 'key' under mask 'm' in the flow table of the mask, building
  * the table key in 'tkey' (whose 'mask_id' the caller has set). */
 static __always_inline struct ovs_bpf_flow *
 ovs_bpf_flow_table_lookup(struct ovs_bpf_flow_table_key *tkey,
                           const __u64 *key, const struct ovs_bpf_mask *m)
 {
+    struct ovs_bpf_flow *flow;
+
     /* One case per table: the verifier needs the map of each lookup to be
      * a constant, and a constant word count unrolls the masking. */
     switch (m->table) {
-    case OVS_BPF_FLOW_TABLE_W2:
-        ovs_bpf_mask_key(tkey, key, m, 2);
-        return bpf_map_lookup_elem(&flow_table_w2, tkey);
-    case OVS_BPF_FLOW_TABLE_W4:
-        ovs_bpf_mask_key(tkey, key, m, 4);
-        return bpf_map_lookup_elem(&flow_table_w4, tkey);
-    case OVS_BPF_FLOW_TABLE_W6:
-        ovs_bpf_mask_key(tkey, key, m, 6);
-        return bpf_map_lookup_elem(&flow_table_w6, tkey);
-    case OVS_BPF_FLOW_TABLE_W8:
-        ovs_bpf_mask_key(tkey, key, m, 8);
-        return bpf_map_lookup_elem(&flow_table_w8, tkey);
-    case OVS_BPF_FLOW_TABLE_W12:
-        ovs_bpf_mask_key(tkey, key, m, 12);
-        return bpf_map_lookup_elem(&flow_table_w12, tkey);
-    case OVS_BPF_FLOW_TABLE_W16:
-        ovs_bpf_mask_key(tkey, key, m, 16);
-        return bpf_map_lookup_elem(&flow_table_w16, tkey);
-    case OVS_BPF_FLOW_TABLE_W24:
-        ovs_bpf_mask_key(tkey, key, m, 24);
-        return bpf_map_lookup_elem(&flow_table_w24, tkey);
-    case OVS_BPF_FLOW_TABLE_W32:
-        ovs_bpf_mask_key(tkey, key, m, 32);
-        return bpf_map_lookup_elem(&flow_table_w32, tkey);
+    OVS_BPF_FLOW_TABLE_CASE(2);
+    OVS_BPF_FLOW_TABLE_CASE(4);
+    OVS_BPF_FLOW_TABLE_CASE(6);
+    OVS_BPF_FLOW_TABLE_CASE(8);
+    OVS_BPF_FLOW_TABLE_CASE(12);
+    OVS_BPF_FLOW_TABLE_CASE(16);
+    OVS_BPF_FLOW_TABLE_CASE(24);
+    OVS_BPF_FLOW_TABLE_CASE(32);
     default:
         return NULL;
     }
 }
+#undef OVS_BPF_FLOW_TABLE_CASE
 
 /* Searches the masks for a flow matching 's->key': first the mask that
  * the mask cache gives for the key's hash (struct
@@ -234,25 +239,41 @@ ovs_bpf_coarse_now(struct ovs_bpf_scratch *s)
     return s->clock_ns;
 }
 
-/* Statistics of a hit, updated atomically: several CPUs may hit one flow
- * at once.  Byte counts include an accelerated VLAN tag, as the kernel
+/* Statistics of a hit, in this CPU's slot of the flow's statistics (see
+ * OVS_BPF_FLOW_STATS_SLOTS): plain additions in a slot that no other CPU
+ * writes, atomic ones in the last slot, which the CPUs beyond the others
+ * share.  Byte counts include an accelerated VLAN tag, as the kernel
  * datapath counts. */
 static __always_inline void
 ovs_bpf_flow_stats_update(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                           struct ovs_bpf_flow *flow)
 {
     __u64 bytes = skb->len + (skb->vlan_present ? 4 : 0);
+    /* The verifier inlines the helper into a per-CPU load. */
+    __u32 cpu = bpf_get_smp_processor_id();
+    /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
+    __u32 tcp_flags = (s->key.nw_proto == IPPROTO_TCP
+                       ? bpf_ntohs(s->key.tcp_flags) : 0);
+    struct ovs_bpf_flow_stats *st;
 
-    __sync_fetch_and_add(&flow->stats.packets, 1);
-    __sync_fetch_and_add(&flow->stats.bytes, bytes);
+    if (cpu < OVS_BPF_FLOW_STATS_SLOTS - 1) {
+        st = &flow->stats[cpu];
+        st->packets += 1;
+        st->bytes += bytes;
+        if (tcp_flags) {
+            st->tcp_flags |= tcp_flags;
+        }
+    } else {
+        st = &flow->stats[OVS_BPF_FLOW_STATS_SLOTS - 1];
+        __sync_fetch_and_add(&st->packets, 1);
+        __sync_fetch_and_add(&st->bytes, bytes);
+        if (tcp_flags) {
+            __sync_fetch_and_or(&st->tcp_flags, tcp_flags);
+        }
+    }
     /* CLOCK_MONOTONIC at tick resolution: OVS keeps "used" in
      * milliseconds. */
-    flow->stats.used_ns = ovs_bpf_coarse_now(s);
-    /* 'tcp_flags' of the key is the ND options type for ICMPv6. */
-    if (s->key.nw_proto == IPPROTO_TCP && s->key.tcp_flags) {
-        __sync_fetch_and_or(&flow->stats.tcp_flags,
-                            (__u32) bpf_ntohs(s->key.tcp_flags));
-    }
+    st->used_ns = ovs_bpf_coarse_now(s);
 }
 
 /* Sends the packet up as a miss: ovs-vswitchd extracts its key, decides

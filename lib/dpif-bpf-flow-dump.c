@@ -94,9 +94,10 @@ dump_snapshot_init(struct dp_bpf_dump_snapshot *snap)
     snap->gen = 0;
 }
 
-/* Stores the statistics 'stats' of the BPF flow table entry with key 'tkey',
- * read by 'snap' from BPF flow table 't', in the flow of 'dp' that has that
- * entry, if that flow's entry was written before 'snap' began. */
+/* Stores the statistics slots 'stats' of the BPF flow table entry with key
+ * 'tkey', read by 'snap' from BPF flow table 't', summed, in the flow of
+ * 'dp' that has that entry, if that flow's entry was written before 'snap'
+ * began. */
 static void
 dump_snapshot_store(struct dp_bpf *dp, unsigned int t,
                     const struct dp_bpf_dump_snapshot *snap,
@@ -112,7 +113,7 @@ dump_snapshot_store(struct dp_bpf *dp, unsigned int t,
     dpif_bpf_table_key_normalize(t, &tkey);
     flow = dp_bpf_find_flow_by_tkey(dp, &tkey);
     if (flow && flow->seq <= snap->seq) {
-        flow->snap_stats = *stats;
+        dp_bpf_stats_from_bpf(stats, &flow->snap_stats);
         flow->snap_gen = snap->gen;
     }
 }
@@ -164,7 +165,7 @@ dump_snapshot_read_table(struct dp_bpf *dp, unsigned int t,
             ovs_mutex_lock(&dp->mutex);
             for (uint32_t i = 0; i < count; i++) {
                 dump_snapshot_store(dp, t, snap, keys + i * key_size,
-                                    key_size, &values[i].stats);
+                                    key_size, values[i].stats);
             }
             ovs_mutex_unlock(&dp->mutex);
         }
@@ -244,7 +245,7 @@ dump_snapshot_get_stats(const struct dp_bpf_dump_snapshot *snap,
 {
     if (snap->gen && flow->snap_gen == snap->gen && !flow->l3_match
         && flow->seq <= snap->seq) {
-        dp_bpf_stats_from_bpf(&flow->snap_stats, stats);
+        *stats = flow->snap_stats;
         dp_bpf_stats_add(stats, &flow->up_stats);
         return true;
     }
@@ -353,7 +354,7 @@ dump_read_stats(struct dp_bpf *dp, const struct dp_bpf_dump_read *reads,
         if (bpf_map_lookup_elem(r->fd, &r->tkey, &value)) {
             memset(&value, 0, sizeof value);
         }
-        dp_bpf_stats_from_bpf(&value.stats, &flows[r->i].stats);
+        dp_bpf_stats_from_bpf(value.stats, &flows[r->i].stats);
     }
 
     ovs_mutex_lock(&dp->mutex);

@@ -164,7 +164,7 @@ dp_bpf_flow_get_stats(const struct dp_bpf *dp, const struct dp_bpf_flow *flow,
         memset(stats, 0, sizeof *stats);
     } else {
         dp_bpf_flow_read(dp, flow, &value);
-        dp_bpf_stats_from_bpf(&value.stats, stats);
+        dp_bpf_stats_from_bpf(value.stats, stats);
     }
     dp_bpf_stats_add(stats, &flow->up_stats);
 }
@@ -444,11 +444,11 @@ dp_bpf_flow_modify(struct dp_bpf *dp, struct dp_bpf_flow *flow,
     /* Modifying a flow changes its actions, never its match. */
     dp_bpf_flow_read(dp, flow, &old);
     if (put->stats) {
-        dp_bpf_stats_from_bpf(&old.stats, put->stats);
+        dp_bpf_stats_from_bpf(old.stats, put->stats);
         dp_bpf_stats_add(put->stats, &flow->up_stats);
     }
     if (!(put->flags & DPIF_FP_ZERO_STATS)) {
-        value->stats = old.stats;
+        memcpy(value->stats, old.stats, sizeof value->stats);
     } else {
         memset(&flow->up_stats, 0, sizeof flow->up_stats);
     }

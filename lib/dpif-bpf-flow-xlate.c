@@ -51,23 +51,19 @@ dp_bpf_flow_ufid(const ovs_u128 *ufid,
     }
 }
 
-/* Translates 'actions' into the BPF flow entry 'value', keeping 'stats',
- * and into 'fa', which has the slots of a list too long for the entry
+/* Translates 'actions' into the BPF flow entry 'value', with zero
+ * statistics, and into 'fa', which has the slots of a list too long for the entry
  * (see struct ovs_bpf_flow; 'value->actions_id' is left 0 for the caller).
  * Actions that are valid but beyond the BPF programs make the flow a
  * userspace one. */
 static int
 build_flow_value(const struct nlattr *actions, size_t actions_len,
-                 const struct ovs_bpf_flow_stats *stats,
                  struct ovs_bpf_flow *value, struct ovs_bpf_flow_actions *fa)
 {
     int error;
 
     memset(value, 0, sizeof *value);
     memset(fa, 0, sizeof *fa);
-    if (stats) {
-        value->stats = *stats;
-    }
     error = dpif_bpf_odp_to_actions(actions, actions_len, fa->actions,
                                     &value->n_actions);
     if (error == E2BIG) {
@@ -133,7 +129,7 @@ dp_bpf_flow_put_prepare(struct dpif_flow_put *put,
          * every page of it. */
         struct ovs_bpf_flow_actions fa;
 
-        error = build_flow_value(put->actions, put->actions_len, NULL,
+        error = build_flow_value(put->actions, put->actions_len,
                                  &prep->value, &fa);
         if (!error && dp_bpf_flow_value_is_long(&prep->value)) {
             prep->fa = xmemdup(&fa, sizeof fa);
@@ -192,16 +188,27 @@ dp_bpf_flow_to_dpif_flow(const struct dp_bpf_flow *flow, bool terse,
     out->attrs.dp_extra_info = NULL;
 }
 
-/* Stores in 'stats' the statistics 'b' of a BPF flow entry. */
+/* Stores in 'stats' the statistics of a BPF flow entry, the sum of its
+ * OVS_BPF_FLOW_STATS_SLOTS slots 'slots' (one per CPU or group of CPUs, see
+ * struct ovs_bpf_flow). */
 void
-dp_bpf_stats_from_bpf(const struct ovs_bpf_flow_stats *b,
+dp_bpf_stats_from_bpf(const struct ovs_bpf_flow_stats *slots,
                       struct dpif_flow_stats *stats)
 {
-    stats->n_packets = b->packets;
-    stats->n_bytes = b->bytes;
-    /* bpf_ktime_get_ns() and time_msec() both read CLOCK_MONOTONIC. */
-    stats->used = b->used_ns ? b->used_ns / (1000 * 1000) : 0;
-    stats->tcp_flags = b->tcp_flags;
+    uint64_t used_ns = 0;
+
+    memset(stats, 0, sizeof *stats);
+    for (int i = 0; i < OVS_BPF_FLOW_STATS_SLOTS; i++) {
+        const struct ovs_bpf_flow_stats *b = &slots[i];
+
+        stats->n_packets += b->packets;
+        stats->n_bytes += b->bytes;
+        used_ns = MAX(used_ns, b->used_ns);
+        stats->tcp_flags |= b->tcp_flags;
+    }
+    /* bpf_ktime_get_coarse_ns() and time_msec() both read
+     * CLOCK_MONOTONIC. */
+    stats->used = used_ns / (1000 * 1000);
 }
 
 /* Adds 'b' to 'stats'. */

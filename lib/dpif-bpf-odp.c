@@ -52,9 +52,11 @@ BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_key) == OVS_BPF_KEY_WORDS * 8);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_table_key)
                   == 8 + sizeof(struct ovs_bpf_flow_key));
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_action) == 64);
+BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow_stats) == 32);
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_flow)
-                  == 48 + (OVS_BPF_FLOW_INLINE_ACTIONS
-                           * sizeof(struct ovs_bpf_action)));
+                  == (16 + OVS_BPF_FLOW_STATS_SLOTS * 32
+                      + (OVS_BPF_FLOW_INLINE_ACTIONS
+                         * sizeof(struct ovs_bpf_action))));
 BUILD_ASSERT_DECL(sizeof(struct ovs_bpf_mask)
                   == 40 + sizeof(struct ovs_bpf_flow_key));
 BUILD_ASSERT_DECL(OVS_BPF_USERDATA_LEN == sizeof(struct user_action_cookie));

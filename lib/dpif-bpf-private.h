@@ -68,7 +68,7 @@ struct dp_bpf_flow {
      * snapshot 'snap_gen' found them (see dp_bpf_dump_snapshot in
      * dpif-bpf-flow-dump.c); 0 if none has. */
     uint64_t snap_gen;
-    struct ovs_bpf_flow_stats snap_stats;
+    struct dpif_flow_stats snap_stats;
 
     /* Packets that ovs-vswitchd forwarded with the flow's actions, on
      * behalf of the flow (see dp_bpf_forward_miss() in dpif-bpf-recv.c), added

@@ -998,6 +998,25 @@ flow_table_key(uint32_t mask_id, const struct ovs_bpf_flow_key *key,
     return flow_table_fds[masks[mask_id].table];
 }
 
+/* The statistics of the BPF flow entry 'flow', its slots summed as
+ * ovs-vswitchd sums them (see struct ovs_bpf_flow). */
+static struct ovs_bpf_flow_stats
+flow_stats(const struct ovs_bpf_flow *flow)
+{
+    struct ovs_bpf_flow_stats sum;
+
+    memset(&sum, 0, sizeof sum);
+    for (int i = 0; i < OVS_BPF_FLOW_STATS_SLOTS; i++) {
+        const struct ovs_bpf_flow_stats *st = &flow->stats[i];
+
+        sum.packets += st->packets;
+        sum.bytes += st->bytes;
+        sum.used_ns = MAX(sum.used_ns, st->used_ns);
+        sum.tcp_flags |= st->tcp_flags;
+    }
+    return sum;
+}
+
 /* Installs a flow for 'key' under mask 'mask_id' (exact if 'mask' is
  * NULL) and makes sure the lookup searches that mask. */
 static void
@@ -1292,11 +1311,32 @@ test_lookup(struct ovs_cmdl_context *ctx OVS_UNUSED)
     if (bpf_map_lookup_elem(fd, &tk, &flow)) {
         ovs_fatal(errno, "flow lookup");
     }
-    CHECK(flow.stats.packets == 2 && flow.stats.bytes == 2 * pkt.size
-          && flow.stats.tcp_flags == 0x012 && flow.stats.used_ns,
-          "flow stats: %"PRIu64" packets %"PRIu64" bytes flags %#x",
-          (uint64_t) flow.stats.packets, (uint64_t) flow.stats.bytes,
-          flow.stats.tcp_flags);
+    {
+        struct ovs_bpf_flow_stats st = flow_stats(&flow);
+        int slot = MIN(test_cpu, OVS_BPF_FLOW_STATS_SLOTS - 1);
+
+        CHECK(st.packets == 2 && st.bytes == 2 * pkt.size
+              && st.tcp_flags == 0x012 && st.used_ns,
+              "flow stats: %"PRIu64" packets %"PRIu64" bytes flags %#x",
+              (uint64_t) st.packets, (uint64_t) st.bytes, st.tcp_flags);
+        /* All in the slot of this CPU (struct ovs_bpf_flow). */
+        CHECK(flow.stats[slot].packets == 2,
+              "CPU %d: %"PRIu64" packets in slot %d, expected 2", test_cpu,
+              (uint64_t) flow.stats[slot].packets, slot);
+    }
+
+    /* A flow deleted and installed again counts from zero: its new entry
+     * (which the kernel may place in the memory of the old one) has the
+     * statistics that ovs-vswitchd wrote, none. */
+    assert(!bpf_map_delete_elem(fd, &tk));
+    add_flow(2, &key, NULL, &out, 1, 0);
+    run_ingress(&pkt, &r);
+    if (bpf_map_lookup_elem(fd, &tk, &flow)) {
+        ovs_fatal(errno, "flow lookup");
+    }
+    CHECK(flow_stats(&flow).packets == 1,
+          "flow installed again: %"PRIu64" packets, expected 1",
+          (uint64_t) flow_stats(&flow).packets);
 
     /* The masks are searched in the order given, and the hits counted
      * for the mask that matched. */
@@ -1457,7 +1497,8 @@ flow_packets(uint32_t mask_id, const struct ovs_bpf_flow_key *key)
     struct ovs_bpf_flow flow;
     int fd = flow_table_key(mask_id, key, &tk);
 
-    return bpf_map_lookup_elem(fd, &tk, &flow) ? 0 : flow.stats.packets;
+    return (bpf_map_lookup_elem(fd, &tk, &flow) ? 0
+            : flow_stats(&flow).packets);
 }
 
 /* The per-CPU mask cache: with all OVS_BPF_MAX_MASKS masks in use, a
@@ -1540,9 +1581,9 @@ test_mask_cache(struct ovs_cmdl_context *ctx OVS_UNUSED)
         struct ovs_bpf_flow old = { .n_actions = 0 };
 
         CHECK(!bpf_map_lookup_elem(fd, &tk, &old)
-              && old.stats.packets == 1,
+              && flow_stats(&old).packets == 1,
               "old flow: %"PRIu64" packets, expected 1 (not matched)",
-              (uint64_t) old.stats.packets);
+              (uint64_t) flow_stats(&old).packets);
     }
 
     /* The order changed (the mask moved first, as the rebalance does): the
@@ -1645,7 +1686,7 @@ test_lookup_tables(struct ovs_cmdl_context *ctx OVS_UNUSED)
                       "%d words: table keys differ", n);
             }
             CHECK(!bpf_map_lookup_elem(fd, &tk, &flow)
-                  && flow.stats.packets == 1,
+                  && flow_stats(&flow).packets == 1,
                   "%d words: flow not found or not counted", n);
         }
     }

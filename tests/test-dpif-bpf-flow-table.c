@@ -263,7 +263,7 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     ovs_mutex_unlock(&dp->mutex);
     stale = xzalloc(sizeof *stale);
     stale->flags = OVS_BPF_FLOW_F_USERSPACE;
-    stale->stats.packets = 42;
+    stale->stats[0].packets = 42;
     assert(!bpf_map_update_elem(fd, &tkey, stale, BPF_NOEXIST));
 
     /* The map is full after the second flow: the third fails. */
@@ -276,7 +276,7 @@ test_put_batch(struct ovs_cmdl_context *ctx)
     print_map_entries("saved flows", dp->obj->saved_flows_fd);
     assert(!bpf_map_lookup_elem(fd, &tkey, stale));
     printf("the entry already there: %s\n",
-           stale->stats.packets == 42 ? "unchanged" : "replaced");
+           stale->stats[0].packets == 42 ? "unchanged" : "replaced");
     free(stale);
     n_batches = counter_read(&counter_dpif_bpf_map_update_batch) - n_batches;
     printf("batch updates: %s\n", n_batches ? "yes" : "no");
@@ -335,7 +335,8 @@ many_puts(struct dpif *dpif, size_t n)
 }
 
 /* Sets the packet count of the BPF entry of the flow of 'tp' to
- * 'packets'. */
+ * 'packets', split between the first and the last of its statistics slots
+ * (as two CPUs would count them, see struct ovs_bpf_flow). */
 static void
 set_bpf_packets(struct dp_bpf *dp, const struct test_put *tp,
                 uint64_t packets)
@@ -349,7 +350,8 @@ set_bpf_packets(struct dp_bpf *dp, const struct test_put *tp,
     ovs_mutex_unlock(&dp->mutex);
     assert(!bpf_map_lookup_elem(dp->obj->flow_table_fds[table], &tkey,
                                 value));
-    value->stats.packets = packets;
+    value->stats[0].packets = packets / 2;
+    value->stats[OVS_BPF_FLOW_STATS_SLOTS - 1].packets = packets - packets / 2;
     assert(!bpf_map_update_elem(dp->obj->flow_table_fds[table], &tkey,
                                 value, BPF_EXIST));
     free(value);
@@ -481,8 +483,9 @@ operate_dels(struct dpif *dpif, const struct test_put *tps,
  * BPF entry, the third's BPF entry deleted behind ovs-vswitchd's back; a
  * batch deletes the four and the first again: the kernel stops the batch
  * at the third, which fails alone (ENOENT), and the ones after it are
- * deleted; the first's second delete finds no flow.  Then a flush of 200
- * flows. */
+ * deleted; the first's second delete finds no flow.  The second is put
+ * again: its new BPF entry (likely in the memory of the one just freed)
+ * starts with no packets.  Then a flush of 200 flows. */
 static void
 test_del_batch(struct ovs_cmdl_context *ctx)
 {
@@ -511,6 +514,8 @@ test_del_batch(struct ovs_cmdl_context *ctx)
     print_dump(dpif);
     print_map_entries("BPF flow table", dp->obj->flow_table_fds[table]);
     print_map_entries("saved flows", dp->obj->saved_flows_fd);
+    many_puts__(dpif, &tps[1], 1);
+    operate_dels(dpif, tps, &idx[1], 1);
     for (size_t i = 0; i < 4; i++) {
         test_put_uninit(&tps[i]);
     }
