@@ -4674,6 +4674,20 @@ bench_ct_round(const struct ofpbuf *pkt, const struct ovs_bpf_flow_key *key,
     del_flows();
 }
 
+/* Prints the figures 't' of bench_ct_round() for a packet of 'proto'. */
+static void
+bench_ct_print(const char *proto, const uint32_t t[4])
+{
+    printf("ovs_bpf_ingress, Ethernet megaflow, %s, ns/packet: "
+           "output %u; ct(commit,zone=61),output %u (%+d); "
+           "recirc(1) + output %u (%+d); "
+           "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
+           "against recirc)\n", proto,
+           t[0], t[1], (int) t[1] - (int) t[0],
+           t[2], (int) t[2] - (int) t[0],
+           t[3], (int) t[3] - (int) t[0], (int) t[3] - (int) t[2]);
+}
+
 /* The parts of the cost of ct(): on the Ethernet megaflow of
  * test_benchmark(), a packet of an established connection in the rounds
  * of the benchmark's rows (utilities/ovs-datapath-bench): output only
@@ -4734,22 +4748,8 @@ test_benchmark_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
     for (int i = 0; i < 3; i++) {
         bench_ct_round(&pkt, &key, &mask, &ct, CS_TRK | CS_EST, u, repeat);
         bench_ct_round(&ack, &tkey, &tmask, &ct, CS_TRK | CS_EST, t, repeat);
-        printf("ovs_bpf_ingress, Ethernet megaflow, UDP, ns/packet: "
-               "output %u; ct(commit,zone=61),output %u (%+d); "
-               "recirc(1) + output %u (%+d); "
-               "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
-               "against recirc)\n",
-               u[0], u[1], (int) u[1] - (int) u[0],
-               u[2], (int) u[2] - (int) u[0],
-               u[3], (int) u[3] - (int) u[0], (int) u[3] - (int) u[2]);
-        printf("ovs_bpf_ingress, Ethernet megaflow, TCP, ns/packet: "
-               "output %u; ct(commit,zone=61),output %u (%+d); "
-               "recirc(1) + output %u (%+d); "
-               "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
-               "against recirc)\n",
-               t[0], t[1], (int) t[1] - (int) t[0],
-               t[2], (int) t[2] - (int) t[0],
-               t[3], (int) t[3] - (int) t[0], (int) t[3] - (int) t[2]);
+        bench_ct_print("UDP", u);
+        bench_ct_print("TCP", t);
     }
     ofpbuf_uninit(&pkt);
     ofpbuf_uninit(&rev);
