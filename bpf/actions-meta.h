@@ -32,30 +32,17 @@
 #define OVS_BPF_HASH_ALG_SYM_L4 1
 
 /* OVS_BPF_ACTION_RECIRC: look the packet up again with a new recirc_id,
- * keeping in_port and dp_hash.  The lookup program parses the packet again
- * since earlier actions may have changed it.  Recirculation replaces the
- * actions in the scratch area, so it must be the last action (as ofproto
- * emits it); the kernel datapath would clone the packet otherwise. */
+ * keeping in_port and dp_hash (ovs_bpf_recirc()).  Recirculation replaces
+ * the actions in the scratch area, so it must be the last action (as
+ * ofproto emits it); the kernel datapath would clone the packet otherwise.
+ * The program before a RECIRC slot does it itself (ovs_bpf_run_actions()),
+ * without a tail call to this one, which stays in the 'tailcalls' array
+ * for every action type to have its program. */
 static __always_inline int
 ovs_bpf_act_recirc__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
                      struct ovs_bpf_action *a, __u32 idx)
 {
-    __u32 depth;
-
-    depth = skb->cb[OVS_BPF_CB_RECIRC];
-    if (depth >= OVS_BPF_MAX_RECIRC) {
-        return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
-    }
-    skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
-    /* Outputs before the recirculation sent copies: the next pass's
-     * actions decide whether the packet itself is dropped. */
-    skb->cb[OVS_BPF_CB_SENT] = 0;
-    s->key.recirc_id = a->u.recirc.id;
-    s->reentry = OVS_BPF_REENTRY_RECIRC;
-    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
-    /* Not taken: the next packet on this CPU is a new one. */
-    s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
+    return ovs_bpf_recirc(skb, s, a->u.recirc.id);
 }
 
 /* Murmur3's 32-bit finaliser: spreads 'h' over all bits. */

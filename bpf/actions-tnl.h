@@ -581,7 +581,7 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __u32 port = a->u.tnl_pop.port;
     struct ovs_bpf_port *p;
     __be16 inner_type, l3_len;
-    __u32 depth, l4, l3_room, rest, min, pad, hlen, drop, proto;
+    __u32 l4, l3_room, rest, min, pad, hlen, drop, proto;
     __be16 l3_type = 0;
     __u64 decap = 0;
     bool ipv6, gre;
@@ -704,16 +704,7 @@ ovs_bpf_act_tnl_pop__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     }
 
     /* Looked up again, as a recirculation with the same recirc_id. */
-    depth = skb->cb[OVS_BPF_CB_RECIRC];
-    if (depth >= OVS_BPF_MAX_RECIRC) {
-        return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
-    }
-    skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
-    skb->cb[OVS_BPF_CB_SENT] = 0;
-    s->reentry = OVS_BPF_REENTRY_RECIRC;
-    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
-    s->reentry = OVS_BPF_REENTRY_NONE;
-    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
+    return ovs_bpf_recirc(skb, s, s->key.recirc_id);
 }
 
 #endif /* BPF_ACTIONS_TNL_H */

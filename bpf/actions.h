@@ -34,7 +34,8 @@
  * The kernel allows 33 tail calls per packet (MAX_TAIL_CALL_CNT): one for
  * the first slot that the lookup program does not run, one per later slot
  * (a run of OUTPUT slots counts once; a final OUTPUT done without one,
- * none), one per recirculation and one per clone() restore.  A chain that
+ * none; a RECIRC slot, which the program before it does, none), one per
+ * recirculation and one per clone() restore.  A chain that
  * needs more fails its tail call and is dropped as OVS_BPF_DROP_TAIL_CALL.
  *
  * An action that fails, or refuses what it cannot do, drops the packet and
@@ -227,6 +228,31 @@ ovs_bpf_output(struct __sk_buff *skb, __u32 odp_port, bool last)
     return 0;
 }
 
+/* Looks the packet of 's' up again, as the next pass with recirc_id 'id'
+ * (keeping in_port and dp_hash): the recirc action, and tnl_pop for the
+ * decapsulated packet.  A tail call to the lookup program, which parses
+ * the packet again unless nothing changed it (see 'key_parsed' in struct
+ * ovs_bpf_scratch).  Returns only if the tail call failed. */
+static __always_inline int
+ovs_bpf_recirc(struct __sk_buff *skb, struct ovs_bpf_scratch *s, __u32 id)
+{
+    __u32 depth = skb->cb[OVS_BPF_CB_RECIRC];
+
+    if (depth >= OVS_BPF_MAX_RECIRC) {
+        return ovs_bpf_drop(OVS_BPF_DROP_RECIRC_LIMIT);
+    }
+    skb->cb[OVS_BPF_CB_RECIRC] = depth + 1;
+    /* Outputs before the recirculation sent copies: the next pass's
+     * actions decide whether the packet itself is dropped. */
+    skb->cb[OVS_BPF_CB_SENT] = 0;
+    s->key.recirc_id = id;
+    s->reentry = OVS_BPF_REENTRY_RECIRC;
+    bpf_tail_call(skb, &tailcalls, OVS_BPF_TAILCALL_LOOKUP);
+    /* Not taken: the next packet on this CPU is a new one. */
+    s->reentry = OVS_BPF_REENTRY_NONE;
+    return ovs_bpf_drop(OVS_BPF_DROP_TAIL_CALL);
+}
+
 /* Runs the actions of 's' from slot 'idx' on: tail-calls the program of
  * slot 'idx'.  Returns only if there is nothing to run or the tail call
  * failed. */
@@ -259,6 +285,13 @@ ovs_bpf_run_actions(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
              * program's own start cost more than the redirect). */
             skb->cb[OVS_BPF_CB_SENT] = 1;
             return ovs_bpf_output(skb, a->u.output.port, true);
+        }
+        if (type == OVS_BPF_ACTION_RECIRC) {
+            /* A recirculation (the end of a list: see
+             * ovs_bpf_act_recirc__()) from here, without the tail call to
+             * the recirc program, which would do just this: the common
+             * ct(...),recirc(N) takes one tail call less. */
+            return ovs_bpf_recirc(skb, s, a->u.recirc.id);
         }
     }
     bpf_tail_call(skb, &tailcalls, type);

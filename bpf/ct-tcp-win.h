@@ -338,6 +338,40 @@ ovs_bpf_tcpw_wscale(struct __sk_buff *skb, __u32 ofs, __u32 len)
     return w->wscale;
 }
 
+/* The largest offset of a TCP header that ovs_bpf_tcpw_load() reads in
+ * place (a bound for the verifier: any header behind an Ethernet header,
+ * VLAN tags, an IP header with options or IPv6 extension headers). */
+#define OVS_BPF_TCPW_DIRECT_MAX 1024
+
+/* Reads the first 16 bytes of the TCP header at offset 'l4' of 'skb' into
+ * 'h', and the IP length field of the IPv4 ('ipv6' false) or IPv6 header
+ * at offset 'l3' into '*len'.  In place, with two loads, when the bytes
+ * are in the linear part of the packet (the usual case), else with
+ * bpf_skb_load_bytes(): the two helper calls cost about as much as the
+ * window check's own work.  Returns false if the bytes are not there. */
+static __always_inline bool
+ovs_bpf_tcpw_load(struct __sk_buff *skb, __u32 l3, __u32 l4, bool ipv6,
+                  __be32 h[4], __be16 *len)
+{
+    void *data = (void *) (long) skb->data;
+    void *end = (void *) (long) skb->data_end;
+    __u32 lofs = l3 + (ipv6 ? 4 : 2);
+
+    if (l4 < OVS_BPF_TCPW_DIRECT_MAX && lofs < l4) {
+        const __u8 *th = data + l4;
+        const __u8 *lp = data + lofs;
+
+        if ((const void *) (th + 16) <= end
+            && (const void *) (lp + 2) <= end) {
+            __builtin_memcpy(h, th, 16);
+            __builtin_memcpy(len, lp, 2);
+            return true;
+        }
+    }
+    return !bpf_skb_load_bytes(skb, l4, h, 16)
+           && !bpf_skb_load_bytes(skb, lofs, len, sizeof *len);
+}
+
 /* Reads into '*g' the TCP segment of 's' (flags from its key, 'ipv6' or
  * IPv4), parsing a SYN's options.  Returns false if the headers cannot be
  * read or do not add up: the segment is then not checked. */
@@ -350,9 +384,7 @@ ovs_bpf_tcpw_read(struct __sk_buff *skb, const struct ovs_bpf_scratch *s,
     __be16 len;
     __u32 w3;
 
-    if (!l4 || l4 <= l3
-        || bpf_skb_load_bytes(skb, l4, h, sizeof h)
-        || bpf_skb_load_bytes(skb, l3 + (ipv6 ? 4 : 2), &len, sizeof len)) {
+    if (!l4 || l4 <= l3 || !ovs_bpf_tcpw_load(skb, l3, l4, ipv6, h, &len)) {
         return false;
     }
     w3 = bpf_ntohl(h[3]);

@@ -55,7 +55,9 @@
 #include "command-line.h"
 #include "openvswitch/dynamic-string.h"
 #include "csum.h"
+#include "ct-dpif.h"
 #include "dp-packet.h"
+#include "dpif-bpf-ct-slow-private.h"
 #include "dpif-bpf-odp.h"
 #include "dpif-bpf-upcall.h"
 #include "flow.h"
@@ -5045,74 +5047,179 @@ test_benchmark_mpls(struct ovs_cmdl_context *ctx OVS_UNUSED)
     ofpbuf_uninit(&pkt);
 }
 
+/* Runs 'pkt' once through the ingress program, whatever the program does
+ * with it (a setup step of benchmark-ct: a commit that goes up for its TCP
+ * state...), with the actions 'acts' ('n' slots) in a flow of its own. */
+static void
+bench_ct_setup(const struct ofpbuf *pkt, const struct ovs_bpf_action *acts,
+               uint32_t n)
+{
+    struct ovs_bpf_flow_key key;
+    struct run r;
+
+    del_flows();
+    key_of(pkt, &key);
+    add_flow(0, &key, NULL, acts, n, 0);
+    set_n_masks(1);
+    run_ingress(pkt, &r);
+    poll_upcalls();
+    del_flows();
+}
+
+/* Gives the TCP connection of 10.0.0.1:1234 to 10.0.0.2:80 in zone 'zone'
+ * the TCP state 'state' (enum ovs_bpf_tcp_state) and a timeout of 'timeout'
+ * seconds through ctnetlink, as ovs-vswitchd writes the moves that BPF
+ * sends up (benchmark-ct has no ovs-vswitchd). */
+static void
+bench_ct_tcp_state(uint16_t zone, uint8_t state, uint32_t timeout)
+{
+    struct ct_dpif_tuple orig = {
+        .l3_type = AF_INET, .ip_proto = IPPROTO_TCP,
+        .src.ip = inet_addr("10.0.0.1"), .dst.ip = inet_addr("10.0.0.2"),
+        .src_port = htons(1234), .dst_port = htons(80),
+    };
+    int error = ct_slow_nl_update(&orig, zone, timeout, 0, 0, 0, NULL,
+                                  state);
+
+    if (error) {
+        ovs_fatal(error, "benchmark-ct: writing TCP state %u", state);
+    }
+}
+
+/* One round of the four rows of test_benchmark_ct() on 'pkt', whose
+ * megaflow is 'key' and 'mask', into 't': output, ct()+output, recirc +
+ * output, ct()+recirc + output.  Checks that the ct() of 'pkt' gives
+ * 'state'. */
+static void
+bench_ct_round(const struct ofpbuf *pkt, const struct ovs_bpf_flow_key *key,
+               const struct ovs_bpf_flow_key *mask,
+               const struct ovs_bpf_act_ct *ct, uint8_t state,
+               uint32_t t[4], uint32_t repeat)
+{
+    const struct ovs_bpf_action out = OUTPUT(LO_PORT1);
+    const struct ovs_bpf_action ct_out[2] = { ACT(CT, .u.ct = *ct),
+                                              OUTPUT(LO_PORT1) };
+    const struct ovs_bpf_action ct_recirc[2] = {
+        ACT(CT, .u.ct = *ct), ACT(RECIRC, .u.recirc.id = 1)
+    };
+    const struct ovs_bpf_action recirc = ACT(RECIRC, .u.recirc.id = 1);
+    struct ovs_bpf_flow_key key2, mask2, k;
+
+    /* The second pass: recirc_id 1, and ct_state and ct_zone matched as
+     * "ct_state(+trk-inv),ct_zone(61)" (after the ct()) or
+     * "ct_state(-trk),ct_zone(0)" (after a recirculation alone). */
+    mask2 = *mask;
+    mask2.ct_state = CS_TRK | CS_INV;
+    mask2.ct_zone = UINT16_MAX;
+
+    t[0] = bench_flow(key, mask, &out, 1, pkt, repeat);
+    t[1] = bench_flow(key, mask, ct_out, 2, pkt, repeat);
+    scratch_key(&k);
+    if (k.ct_state != state) {
+        ovs_fatal(0, "benchmark-ct: ct_state %#x, expected %#x",
+                  k.ct_state, state);
+    }
+
+    del_flows();
+    add_flow(0, key, mask, &recirc, 1, 0);
+    key2 = *key;
+    key2.recirc_id = 1;
+    add_flow(1, &key2, &mask2, &out, 1, 0);
+    set_n_masks(2);
+    t[2] = bench_run(ingress_fd, pkt, repeat);
+
+    del_flows();
+    add_flow(0, key, mask, ct_recirc, 2, 0);
+    key2.ct_state = CS_TRK;
+    key2.ct_zone = ct->zone;
+    add_flow(1, &key2, &mask2, &out, 1, 0);
+    set_n_masks(2);
+    t[3] = bench_run(ingress_fd, pkt, repeat);
+    del_flows();
+}
+
+/* Prints the figures 't' of bench_ct_round() for a packet of 'proto'. */
+static void
+bench_ct_print(const char *proto, const uint32_t t[4])
+{
+    printf("ovs_bpf_ingress, Ethernet megaflow, %s, ns/packet: "
+           "output %u; ct(commit,zone=61),output %u (%+d); "
+           "recirc(1) + output %u (%+d); "
+           "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
+           "against recirc)\n", proto,
+           t[0], t[1], (int) t[1] - (int) t[0],
+           t[2], (int) t[2] - (int) t[0],
+           t[3], (int) t[3] - (int) t[0], (int) t[3] - (int) t[2]);
+}
+
 /* The parts of the cost of ct(): on the Ethernet megaflow of
- * test_benchmark(), a UDP packet of one connection (committed by the
- * first run, known to every later one, +trk+new: one direction only) in
- * the rounds of the benchmark's rows (utilities/ovs-datapath-bench):
- * output only ("bpf-output"); ct(commit,zone=61) then output, one flow
+ * test_benchmark(), a packet of an established connection in the rounds
+ * of the benchmark's rows (utilities/ovs-datapath-bench): output only
+ * ("bpf-output"); ct(commit,zone=61) then output, one flow
  * ("bpf-ct-output"); recirc(1) then a second flow that matches the
  * conntrack fields and outputs ("bpf-recirc"); ct(commit,zone=61),
- * recirc(1) and that second flow ("bpf-ct").  The connection is in the
- * conntrack table of the test's network namespace. */
+ * recirc(1) and that second flow ("bpf-ct").  First for a UDP packet of a
+ * connection that has seen a reply (+trk+est), then for a TCP ACK of a
+ * connection in ESTABLISHED with its window data (the SYN and SYN-ACK went
+ * through ct() in BPF, the states are written with the conntrack tool as
+ * ovs-vswitchd would write them).  The connections are in the conntrack
+ * table of the test's network namespace. */
 static void
 test_benchmark_ct(struct ovs_cmdl_context *ctx OVS_UNUSED)
 {
     const struct ovs_bpf_act_ct ct = { .zone = 61,
                                        .flags = OVS_BPF_CT_F_COMMIT };
-    const struct ovs_bpf_action out = OUTPUT(LO_PORT1);
-    const struct ovs_bpf_action ct_out[2] = { ACT(CT, .u.ct = ct),
-                                              OUTPUT(LO_PORT1) };
-    const struct ovs_bpf_action ct_recirc[2] = {
-        ACT(CT, .u.ct = ct), ACT(RECIRC, .u.recirc.id = 1)
-    };
-    const struct ovs_bpf_action recirc = ACT(RECIRC, .u.recirc.id = 1);
-    struct ovs_bpf_flow_key key, mask, key2, mask2;
+    const struct ovs_bpf_action commit = ACT(CT, .u.ct = ct);
     const uint32_t repeat = 1000000;
-    uint32_t t_out, t_ct_out, t_recirc, t_ct;
-    struct ofpbuf pkt;
+    struct ovs_bpf_flow_key key, mask, tkey, tmask;
+    struct ofpbuf pkt, rev, syn, synack, ack;
+    uint32_t u[4], t[4];
 
     ofpbuf_init(&pkt, 0);
+    ofpbuf_init(&rev, 0);
+    ofpbuf_init(&syn, 0);
+    ofpbuf_init(&synack, 0);
+    ofpbuf_init(&ack, 0);
     pkt_hex(&pkt, ETH "0800 " IP4_UDP
             "000000000000000000000000000000000000");
+    pkt_hex(&rev, ETH "0800 4500 001c 1234 0000 4011 0000 0a000002 "
+            "0a000001 1234 0035 0008 0000 "
+            "000000000000000000000000000000000000");
+    /* 10.0.0.1:1234 to 10.0.0.2:80, SEQ, ACK, FLAGS; the reverse. */
+#define BENCH_TCP(SEQ, ACK, FLAGS)                                      \
+    ETH "0800 4500 0028 1234 4000 4006 0000 " IP4A "04d2 0050 "         \
+    SEQ " " ACK " 50" FLAGS " 2000 0000 0000 000000000000"
+    pkt_hex(&syn, BENCH_TCP("00000001", "00000000", "02"));
+    pkt_hex(&ack, BENCH_TCP("00000002", "00000101", "10"));
+#undef BENCH_TCP
+    pkt_hex(&synack, ETH "0800 4500 0028 1234 4000 4006 0000 " "0a000002 "
+            "0a000001 0050 04d2 00000100 00000002 5012 2000 0000 0000 "
+            "000000000000");
+
+    /* UDP: committed, then a reply. */
+    bench_ct_setup(&pkt, &commit, 1);
+    bench_ct_setup(&rev, &commit, 1);
+    /* TCP: the SYN commits (and goes up for SYN_SENT), the SYN-ACK (up for
+     * SYN_RECV) gives both directions their window data, the ACKs are of
+     * an established connection. */
+    bench_ct_setup(&syn, &commit, 1);
+    bench_ct_tcp_state(ct.zone, OVS_BPF_TCPS_SYN_SENT, 120);
+    bench_ct_setup(&synack, &commit, 1);
+    bench_ct_tcp_state(ct.zone, OVS_BPF_TCPS_ESTABLISHED, 432000);
+
     bench_eth_megaflow(&pkt, &key, &mask);
-    /* The second pass: recirc_id 1, and ct_state and ct_zone matched as
-     * "ct_state(+trk-inv),ct_zone(61)" (after the ct()) or
-     * "ct_state(-trk),ct_zone(0)" (after a recirculation alone). */
-    mask2 = mask;
-    mask2.ct_state = CS_TRK | CS_INV;
-    mask2.ct_zone = UINT16_MAX;
-
+    bench_eth_megaflow(&ack, &tkey, &tmask);
     for (int i = 0; i < 3; i++) {
-        t_out = bench_flow(&key, &mask, &out, 1, &pkt, repeat);
-        t_ct_out = bench_flow(&key, &mask, ct_out, 2, &pkt, repeat);
-
-        del_flows();
-        add_flow(0, &key, &mask, &recirc, 1, 0);
-        key2 = key;
-        key2.recirc_id = 1;
-        add_flow(1, &key2, &mask2, &out, 1, 0);
-        set_n_masks(2);
-        t_recirc = bench_run(ingress_fd, &pkt, repeat);
-
-        del_flows();
-        add_flow(0, &key, &mask, ct_recirc, 2, 0);
-        key2.ct_state = CS_TRK;
-        key2.ct_zone = ct.zone;
-        add_flow(1, &key2, &mask2, &out, 1, 0);
-        set_n_masks(2);
-        t_ct = bench_run(ingress_fd, &pkt, repeat);
-        del_flows();
-
-        printf("ovs_bpf_ingress, Ethernet megaflow, UDP, ns/packet: "
-               "output %u; ct(commit,zone=61),output %u (%+d); "
-               "recirc(1) + output %u (%+d); "
-               "ct(commit,zone=61),recirc(1) + output %u (%+d, %+d "
-               "against recirc)\n",
-               t_out, t_ct_out, (int) t_ct_out - (int) t_out,
-               t_recirc, (int) t_recirc - (int) t_out,
-               t_ct, (int) t_ct - (int) t_out, (int) t_ct - (int) t_recirc);
+        bench_ct_round(&pkt, &key, &mask, &ct, CS_TRK | CS_EST, u, repeat);
+        bench_ct_round(&ack, &tkey, &tmask, &ct, CS_TRK | CS_EST, t, repeat);
+        bench_ct_print("UDP", u);
+        bench_ct_print("TCP", t);
     }
     ofpbuf_uninit(&pkt);
+    ofpbuf_uninit(&rev);
+    ofpbuf_uninit(&syn);
+    ofpbuf_uninit(&synack);
+    ofpbuf_uninit(&ack);
 }
 
 static const struct ovs_cmdl_command commands[] = {
