@@ -34,7 +34,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
-#define OVS_BPF_ABI_VERSION 16
+#define OVS_BPF_ABI_VERSION 17
 
 /* Limits.  OVS_BPF_MAX_MASKS bounds the tuple-space search loop of the
  * lookup program; the number of masks actually searched is the configured
