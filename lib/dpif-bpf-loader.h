@@ -93,7 +93,8 @@ struct dpif_bpf_saved_port {
     uint8_t promisc_ours;       /* Promiscuous mode to turn off at removal. */
     uint8_t attaching;          /* Saved before its program was attached:
                                  * 'created_qdisc' is not known yet. */
-    uint8_t pad[5];
+    uint8_t l3;                 /* A layer 3 port (a VXLAN-GPE port). */
+    uint8_t pad[4];
 };
 
 /* A value of DPIF_BPF_SAVED_FLOWS, whose key is the flow's ufid: the ODP

@@ -85,6 +85,7 @@ struct dp_bpf_port {
     int attach_ifindex;         /* Where the ingress program runs. */
     char *peer_name;            /* Internal ports: the hidden veth end. */
     char *tnl_dev;              /* Tunnel ports: the device we made. */
+    bool l3;                    /* A layer 3 port (OVS_BPF_PORT_F_L3). */
     uint32_t gre_seq;           /* GRE ports: the next sequence number. */
     bool created_qdisc;
     bool attaching;             /* Set up until its program is attached. */
@@ -112,6 +113,7 @@ dp_bpf_port_save(struct dp_bpf *dp, const struct dp_bpf_port *port)
     sp.created_qdisc = port->created_qdisc;
     sp.promisc_ours = port->promisc_ours;
     sp.attaching = port->attaching;
+    sp.l3 = port->l3;
     return (bpf_map_update_elem(dp->obj->saved_ports_fd, &port_no, &sp,
                                 BPF_ANY)
             ? errno : 0);
@@ -276,12 +278,12 @@ dp_bpf_type_is_gre(const char *type)
 
 /* The flags of 'port' in the 'ports' map (OVS_BPF_PORT_F_*). */
 static uint32_t
-dp_bpf_port_flags(const struct dp_bpf_port *port, bool l3)
+dp_bpf_port_flags(const struct dp_bpf_port *port)
 {
     return ((port->tnl_dev ? OVS_BPF_PORT_F_TUNNEL : 0)
             | (dp_bpf_type_is_gre(port->type)
                ? OVS_BPF_PORT_F_TUNNEL | OVS_BPF_PORT_F_GRE : 0)
-            | (l3 ? OVS_BPF_PORT_F_L3 : 0));
+            | (port->l3 ? OVS_BPF_PORT_F_L3 : 0));
 }
 
 /* Returns true if 'cfg' is that of a VXLAN-GPE port, which the BPF
@@ -373,12 +375,10 @@ dp_bpf_tunnel_create(struct dp_bpf *dp, struct dp_bpf_port *port,
 }
 
 /* Puts 'port' into the port maps of 'dp': from then on the programs of
- * 'dp' take the packets of its device as its and output to it.  'l3': a
- * layer 3 port (OVS_BPF_PORT_F_L3).  A GRE port, which has no device, is
- * put into the 'ports' map only. */
+ * 'dp' take the packets of its device as its and output to it.  A GRE
+ * port, which has no device, is put into the 'ports' map only. */
 static int
-dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port,
-                    bool l3)
+dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port)
     OVS_REQUIRES(dp->mutex)
 {
     uint32_t port_no = odp_to_u32(port->port_no);
@@ -386,7 +386,7 @@ dp_bpf_port_map_set(struct dp_bpf *dp, const struct dp_bpf_port *port,
 
     memset(&info, 0, sizeof info);
     info.ifindex = port->attach_ifindex;
-    info.flags = dp_bpf_port_flags(port, l3);
+    info.flags = dp_bpf_port_flags(port);
     if (bpf_map_update_elem(dp->obj->ports_fd, &port_no, &info, BPF_ANY)) {
         return errno;
     }
@@ -431,7 +431,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
         /* No device: in the 'ports' map only (see above). */
         error = dp_bpf_port_save(dp, port);
         if (!error) {
-            error = dp_bpf_port_map_set(dp, port, false);
+            error = dp_bpf_port_map_set(dp, port);
         }
         if (error) {
             VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name,
@@ -443,6 +443,9 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
                   "native tunneling only)", dp->name, name, type, port_no32);
         return 0;
     } else if (tunnel) {
+        /* Saved with the port (see dp_bpf_port_save()): its type, "vxlan",
+         * does not tell the next ovs-vswitchd that it is a GPE port. */
+        port->l3 = dp_bpf_tunnel_is_gpe(netdev_get_tunnel_config(netdev));
         error = dp_bpf_tunnel_create(dp, port, netdev);
         if (error) {
             goto error;
@@ -523,9 +526,7 @@ dp_bpf_port_add(struct dp_bpf *dp, struct netdev *netdev, odp_port_t port_no)
      * runs.  Output to an internal port goes to the egress of the hidden
      * end, that is to the visible end's ingress. */
     attach_ifindex = port->attach_ifindex;
-    error = dp_bpf_port_map_set(dp, port,
-                                tunnel && dp_bpf_tunnel_is_gpe(
-                                    netdev_get_tunnel_config(netdev)));
+    error = dp_bpf_port_map_set(dp, port);
     if (error) {
         VLOG_WARN("%s: cannot add %s to the port maps (%s)", dp->name, name,
                   ovs_strerror(error));
@@ -788,6 +789,7 @@ dp_bpf_port_from_saved(struct dp_bpf *dp, int saved_fd, uint32_t port_no,
     port->created_qdisc = sp->created_qdisc;
     port->promisc_ours = sp->promisc_ours;
     port->attaching = sp->attaching;
+    port->l3 = sp->l3;
     hmap_insert(&dp->ports, &port->node, hash_odp_port(port->port_no));
     *portp = port;
     return 0;
@@ -832,7 +834,7 @@ static int
 dp_bpf_port_attach(struct dp_bpf *dp, struct dp_bpf_port *port)
     OVS_REQUIRES(dp->mutex)
 {
-    int error = dp_bpf_port_map_set(dp, port, false);
+    int error = dp_bpf_port_map_set(dp, port);
 
     return error ? error : dp_bpf_port_attach_prog(dp, port);
 }
@@ -973,7 +975,7 @@ dp_bpf_ports_carry_over(struct dp_bpf *dp, int saved_fd)
             continue;
         }
 
-        error = dp_bpf_port_map_set(dp, port, false);
+        error = dp_bpf_port_map_set(dp, port);
         if (error) {
             VLOG_WARN("%s: cannot carry port %s over to the new datapath "
                       "(%s)", dp->name, port->name, ovs_strerror(error));
