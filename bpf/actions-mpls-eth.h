@@ -29,11 +29,8 @@
  * push, the inner ethertype after the pop).
  *
  * A GSO packet (TCP over the MPLS path, say) goes up to ovs-vswitchd as a
- * slow path packet when the pair is the flow's first action, as the
- * translator makes encap and decap flows, and ovs-vswitchd runs the flow's
- * actions on it and sends the segments down: the kernel would segment an
- * MPLS GSO packet from a network header that still points into the inner
- * frame, and without the inner protocol that no helper can set.
+ * slow path packet when the pair is the flow's first action, as for NSH
+ * (bpf/encap-eth.h says why and how).
  *
  * Limits, each counted as a failure of the action (the packet is
  * dropped): a GSO packet elsewhere, a push or pop inside a clone() whose
@@ -57,26 +54,8 @@
 #include "bpf/encap-eth.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
-#include "bpf/upcall.h"
 
 #define OVS_BPF_MPLS_HLEN 4
-
-/* Whether the packet of the pair at slot 'idx' goes up to ovs-vswitchd as
- * a slow path packet (a GSO packet, see the top of the file).  Sends it if
- * so. */
-static __always_inline bool
-ovs_bpf_mpls_eth_slow(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
-                      __u32 idx)
-{
-    if (!skb->gso_size || idx || s->clone_active) {
-        return false;
-    }
-    /* The packet is still as the flow found it: ovs-vswitchd runs the
-     * flow's actions on it. */
-    ovs_bpf_count(OVS_BPF_STAT_SLOW_PATH);
-    ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_SLOW_PATH);
-    return true;
-}
 
 /* OVS_BPF_ACTION_ADD_MPLS_ETH. */
 static __always_inline int
@@ -88,7 +67,7 @@ ovs_bpf_act_add_mpls_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __be16 eth_type = p->eth_type;
     __be32 lse = p->lse;
 
-    if (ovs_bpf_mpls_eth_slow(skb, s, idx)) {
+    if (ovs_bpf_encap_eth_gso_up(skb, s, idx)) {
         return TC_ACT_SHOT;
     }
     if (s->clone_active || skb->gso_size
@@ -122,7 +101,7 @@ ovs_bpf_act_pop_eth_mpls__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     if (!ovs_bpf_eth_type_mpls(s->key.eth_type)) {
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_MPLS);
     }
-    if (ovs_bpf_mpls_eth_slow(skb, s, idx)) {
+    if (ovs_bpf_encap_eth_gso_up(skb, s, idx)) {
         return TC_ACT_SHOT;
     }
     if (s->clone_active || skb->gso_size || s->l3_ofs != ETH_HLEN

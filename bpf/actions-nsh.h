@@ -27,17 +27,18 @@
  * push, the inner ethertype after the pop), are in bpf/encap-eth.h,
  * shared with the MPLS encapsulation of Ethernet frames.
  *
+ * A GSO packet (TCP over the NSH path, say), and an NSH packet whose next
+ * protocol is not Ethernet (its pop leaves a layer 3 packet), go up to
+ * ovs-vswitchd as slow path packets when the push or pop is the flow's
+ * first action, as the translator makes encap and decap flows
+ * (bpf/encap-eth.h says why for GSO; dpif-bpf-execute.c checks the packet
+ * of an execute), and are otherwise failures.
+ *
  * Limits, each counted as a failure of the action (the packet is
- * dropped): a GSO packet (the kernel would segment an NSH GSO packet from
- * a network header that still points into the inner frame), a push or pop
- * inside a clone() whose packet is restored afterwards, VLAN tags in the
- * bytes of the outer header of a pop, an inner frame shorter than
- * 34 bytes (bpf_skb_adjust_room()'s minimum of an IPv4 header after it),
- * a failing helper.  An NSH packet whose next protocol is not Ethernet
- * (its pop leaves a layer 3 packet) goes up to ovs-vswitchd as a slow path
- * packet when the pop is the flow's first action, as the translator makes
- * it (dpif-bpf-execute.c checks the packet of an execute), and is otherwise a
- * failure. */
+ * dropped): a GSO packet elsewhere, a push or pop inside a clone() whose
+ * packet is restored afterwards, VLAN tags in the bytes of the outer header
+ * of a pop, an inner frame shorter than 34 bytes (bpf_skb_adjust_room()'s
+ * minimum of an IPv4 header after it), a failing helper. */
 
 #ifndef BPF_ACTIONS_NSH_H
 #define BPF_ACTIONS_NSH_H 1
@@ -53,7 +54,6 @@
 #include "bpf/encap-eth.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
-#include "bpf/upcall.h"
 
 #ifndef ETH_P_NSH
 #define ETH_P_NSH 0x894F
@@ -101,6 +101,9 @@ ovs_bpf_act_push_nsh_eth__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
     __u32 hdr_len = p->hdr_len;
     int i;
 
+    if (ovs_bpf_encap_eth_gso_up(skb, s, idx)) {
+        return TC_ACT_SHOT;
+    }
     if (s->clone_active || skb->gso_size
         || hdr_len < OVS_BPF_NSH_BASE_LEN
         || hdr_len > OVS_BPF_NSH_PUSH_MAX_LEN || hdr_len % 4) {
@@ -150,14 +153,12 @@ ovs_bpf_act_pop_eth_nsh__(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
         return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
     }
     if (base[3] != OVS_BPF_NSH_NP_ETHERNET) {
-        if (idx == 0 && !s->clone_active) {
-            /* The packet is still as the flow found it: ovs-vswitchd runs
-             * the flow's actions on it. */
-            ovs_bpf_count(OVS_BPF_STAT_SLOW_PATH);
-            ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_SLOW_PATH);
-            return TC_ACT_SHOT;
-        }
-        return ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH);
+        return (ovs_bpf_encap_eth_up(skb, s, idx)
+                ? TC_ACT_SHOT
+                : ovs_bpf_action_failed(OVS_BPF_ACTION_POP_ETH_NSH));
+    }
+    if (ovs_bpf_encap_eth_gso_up(skb, s, idx)) {
+        return TC_ACT_SHOT;
     }
     len = (base[1] & 0x3f) << 2;
     if (s->clone_active || skb->gso_size || s->l3_ofs != ETH_HLEN

@@ -46,7 +46,16 @@
  * The inner frame's checksum-complete value stays right: the bytes written
  * in front of the network header are not in skb->csum (the redirect adds
  * the whole MAC header, bpf_push_mac_rcsum()), and bpf_skb_adjust_room()
- * takes what it removes out of it. */
+ * takes what it removes out of it.
+ *
+ * A GSO packet (TCP over the NSH or MPLS path, say) is neither pushed nor
+ * popped here: the kernel would segment it from a network header that
+ * still points into the inner frame, and without the inner protocol that
+ * no helper can set.  It goes up to ovs-vswitchd as a slow path packet
+ * when the push or pop is the flow's first action, as the translator makes
+ * encap and decap flows, and ovs-vswitchd cuts it into its segments and
+ * runs the flow's actions on each (dp_bpf_execute_userspace()); elsewhere
+ * the caller counts it as a failure of the action. */
 
 #ifndef BPF_ENCAP_ETH_H
 #define BPF_ENCAP_ETH_H 1
@@ -57,6 +66,35 @@
 #include <bpf/bpf_endian.h>
 #include "bpf/datapath-abi.h"
 #include "bpf/actions-mpls.h"
+#include "bpf/maps.h"
+#include "bpf/upcall.h"
+
+/* Whether the packet of the push or pop at slot 'idx' can go up to
+ * ovs-vswitchd as a slow path packet, as the flow found it: the action is
+ * the flow's first and no clone() changed the packet.  Sends it if so. */
+static __always_inline bool
+ovs_bpf_encap_eth_up(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                     __u32 idx)
+{
+    if (idx || s->clone_active) {
+        return false;
+    }
+    /* ovs-vswitchd runs the flow's actions on it. */
+    ovs_bpf_count(OVS_BPF_STAT_SLOW_PATH);
+    ovs_bpf_upcall(skb, s, OVS_BPF_UPCALL_SLOW_PATH);
+    return true;
+}
+
+/* Whether the packet of the push or pop at slot 'idx' is a GSO packet that
+ * goes up to ovs-vswitchd (see the top of the file).  Sends it if so; the
+ * caller then drops its copy.  A GSO packet that cannot go up is the
+ * caller's failure. */
+static __always_inline bool
+ovs_bpf_encap_eth_gso_up(struct __sk_buff *skb, struct ovs_bpf_scratch *s,
+                         __u32 idx)
+{
+    return skb->gso_size && ovs_bpf_encap_eth_up(skb, s, idx);
+}
 
 /* With a VLAN tag in skb metadata and the Ethernet header in the bytes:
  * makes skb->protocol the ethertype at offset 12 (or, if that is a VLAN

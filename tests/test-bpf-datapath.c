@@ -517,12 +517,17 @@ struct run {
 
 static const char *run_name = "";
 
+/* Runs program 'fd' on the 'len' bytes 'pkt' with skb mark 'mark', as a
+ * GSO packet of segments of 'gso_size' bytes if that is nonzero (the skb's
+ * gso_size, which is all the programs look at). */
 static void
-run_prog(int fd, const void *pkt, size_t len, uint32_t mark, struct run *r)
+run_prog_gso(int fd, const void *pkt, size_t len, uint32_t mark,
+             uint32_t gso_size, struct run *r)
 {
     struct __sk_buff ctx = {
         .ingress_ifindex = IN_IFINDEX,
         .mark = mark,
+        .gso_size = gso_size,
     };
     LIBBPF_OPTS(bpf_test_run_opts, opts,
                 .data_in = pkt,
@@ -541,6 +546,12 @@ run_prog(int fd, const void *pkt, size_t len, uint32_t mark, struct run *r)
     }
     r->retval = opts.retval;
     r->out_len = opts.data_size_out;
+}
+
+static void
+run_prog(int fd, const void *pkt, size_t len, uint32_t mark, struct run *r)
+{
+    run_prog_gso(fd, pkt, len, mark, 0, r);
 }
 
 static void
@@ -2321,6 +2332,51 @@ check_mpls_out(const char *name, const char *pkt_hex_,
     ofpbuf_uninit(&exp);
 }
 
+/* Runs 'pkt_hex_' as a GSO packet through a flow of 'acts', an Ethernet
+ * encap or decap pair of NSH or MPLS among them (bpf/encap-eth.h), and
+ * checks what becomes of it: if 'failed' is NO_DROP, it goes up unchanged
+ * as a slow path packet of the flow, with its gso_size, for ovs-vswitchd to
+ * cut and run the actions on; otherwise the action whose failure counter is
+ * 'failed' drops it. */
+static void
+check_encap_gso(const char *name, const char *pkt_hex_,
+                const struct ovs_bpf_action *acts, uint32_t n,
+                uint32_t failed)
+{
+    const uint32_t gso_size = 1448;
+    struct drops drops;
+    struct ofpbuf pkt;
+    uint64_t slow;
+    struct run r;
+
+    ofpbuf_init(&pkt, 0);
+    pkt_hex(&pkt, pkt_hex_);
+    flow_for(&pkt, acts, n);
+    drops_get(&drops);
+    slow = stat_get(OVS_BPF_STAT_SLOW_PATH);
+    poll_upcalls();             /* Drop the upcalls of earlier runs. */
+    run_name = name;
+    run_prog_gso(ingress_fd, pkt.data, pkt.size, 0, gso_size, &r);
+    poll_upcalls();
+    CHECK(r.retval == TC_ACT_SHOT, "%s: retval %u", name, r.retval);
+    if (failed == NO_DROP) {
+        CHECK(stat_get(OVS_BPF_STAT_SLOW_PATH) == slow + 1
+              && n_upcalls == 1
+              && upcall_recs[0].hdr.type == OVS_BPF_UPCALL_SLOW_PATH
+              && upcall_recs[0].hdr.gso_size == gso_size
+              && upcall_recs[0].hdr.cap_len == pkt.size
+              && !memcmp(upcall_recs[0].pkt, pkt.data, pkt.size),
+              "%s: no slow path upcall of the packet as it came "
+              "(%d upcalls)", name, n_upcalls);
+        check_drops(name, &drops, NO_DROP, 0);
+    } else {
+        CHECK(stat_get(OVS_BPF_STAT_SLOW_PATH) == slow && !n_upcalls,
+              "%s: %d upcalls", name, n_upcalls);
+        check_drops(name, &drops, failed, 1);
+    }
+    ofpbuf_uninit(&pkt);
+}
+
 /* Runs 'pkt' through a flow of 'acts' that ends with recirc(9), and checks
  * that the parser, after the recirculation, finds the key of 'exp_hex'
  * received with the accelerated tag 'vlan' (TPID and TCI as in the key,
@@ -2464,6 +2520,25 @@ test_mpls_eth(void)
     check_mpls_out("pop_eth_mpls, add_mpls_eth",
                    MPLS_ETH "8847 00064740 " ETH "0800 " IP4_TCP, acts, 3,
                    MPLS_ETH "8847 0000213f " ETH "0800 " IP4_TCP);
+
+    /* GSO packets: up as they came when the pair is the flow's first
+     * action; after another action, a failure of the action. */
+    acts[0] = add_mpls_eth_act(lse1, htons(0x8847));
+    acts[1] = OUTPUT(LO_PORT1);
+    check_encap_gso("add_mpls_eth gso", ETH "0800 " IP4_TCP, acts, 2,
+                    NO_DROP);
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = add_mpls_eth_act(lse1, htons(0x8847));
+    acts[2] = OUTPUT(LO_PORT1);
+    check_encap_gso("push_vlan, add_mpls_eth gso", ETH "0800 " IP4_TCP,
+                    acts, 3,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_ADD_MPLS_ETH));
+    acts[0] = ACT(POP_ETH_MPLS);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_encap_gso("pop_eth_mpls gso",
+                    MPLS_ETH "8847 00064740 " ETH "0800 " IP4_TCP, acts, 2,
+                    NO_DROP);
 
     /* Refused, and counted as a failure of the action: the pop of a label
      * that is not the bottom of the stack. */
@@ -2805,6 +2880,33 @@ test_nsh(struct ovs_cmdl_context *ctx OVS_UNUSED)
     acts[2] = OUTPUT(LO_PORT1);
     check_mpls_out("pop_nsh, push_nsh", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP,
                    acts, 3, NSH_ETH NSH_MD2 ETH "0800 " IP4_TCP);
+
+    /* GSO packets (TCP over the NSH path): up as they came when the push or
+     * pop is the flow's first action, for ovs-vswitchd to cut and
+     * encapsulate or decapsulate; after another action, a failure of the
+     * action. */
+    acts[0] = push_nsh_act(NSH_MD1);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_encap_gso("push_nsh gso", ETH "0800 " IP4_TCP, acts, 2, NO_DROP);
+    acts[0] = ACT(PUSH_VLAN, .u.push_vlan.tpid = htons(0x8100),
+                  .u.push_vlan.tci = htons(0x0064));
+    acts[1] = push_nsh_act(NSH_MD1);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_encap_gso("push_vlan, push_nsh gso", ETH "0800 " IP4_TCP, acts, 3,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_PUSH_NSH_ETH));
+    acts[0] = ACT(POP_ETH_NSH);
+    acts[1] = OUTPUT(LO_PORT1);
+    check_encap_gso("pop_nsh gso", NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP,
+                    acts, 2, NO_DROP);
+    check_encap_gso("pop_nsh md2 ipv6 gso",
+                    NSH_ETH NSH_MD2 ETH "86dd " NSH_IP6_TCP, acts, 2,
+                    NO_DROP);
+    acts[0] = ACT(SET_NSH, .u.set_nsh.ttl = 1, .u.set_nsh.ttl_mask = 0xff);
+    acts[1] = ACT(POP_ETH_NSH);
+    acts[2] = OUTPUT(LO_PORT1);
+    check_encap_gso("set_nsh, pop_nsh gso",
+                    NSH_ETH NSH_MD1 ETH "0800 " IP4_TCP, acts, 3,
+                    OVS_BPF_STAT_ACTION_FAILED(OVS_BPF_ACTION_POP_ETH_NSH));
 }
 
 /* Returns the dp_hash that hash(sym_l4, 5) gives the packet of 'hex', as
