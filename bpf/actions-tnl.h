@@ -137,19 +137,18 @@ ovs_bpf_tnl_ip_csum(const void *ip)
     return ovs_bpf_tnl_fold(sum);
 }
 
-/* The checksum of the outer L4 header at 'l4' of 'skb' and what follows
- * it, 'l4_len' bytes (network order), as they are in the packet: for UDP
- * ('udp') with the pseudo-header of the IPv4 or IPv6 header at offset
- * ETH_HLEN (with the upper-layer length 'l4_len'), for GRE without.  A CHECKSUM_PARTIAL
- * packet, whose inner L4 checksum is still to be computed by whoever
- * transmits it, is summed up to the inner L4 header and the rest counted
- * as what it will sum to once its checksum is in, the complement of the
- * pseudo-header sum in its checksum field (the kernel's local checksum
- * offload, lco_csum()).  The sum is taken OVS_BPF_TNL_CSUM_CHUNK bytes at
- * a time, the last chunk padded with zeros: at most OVS_BPF_TNL_CSUM_MAX
- * bytes.  Returns false if the packet is longer or cannot be read.
- * 'verify': the sum is to check a received packet's checksum ('*csump'
- * 0 if it is right). */
+/* The checksum of the outer L4 header at 'l4' of 'skb' and what follows it,
+ * 'l4_len' bytes (network order), as they are in the packet: for UDP ('udp')
+ * with the pseudo-header of the IPv4 or IPv6 header at offset ETH_HLEN (with
+ * the upper-layer length 'l4_len'), for GRE without.  A CHECKSUM_PARTIAL
+ * packet, whose inner L4 checksum is still to be computed by whoever transmits
+ * it, is summed up to the inner L4 header and the rest counted as what it will
+ * sum to once its checksum is in, the complement of the pseudo-header sum in
+ * its checksum field (the kernel's local checksum offload, lco_csum()).  The
+ * sum is taken OVS_BPF_TNL_CSUM_CHUNK bytes at a time, the last chunk padded
+ * with zeros: at most OVS_BPF_TNL_CSUM_MAX bytes.  Returns false if the packet
+ * is longer or cannot be read.  'verify': the sum is to check a received
+ * packet's checksum ('*csump' 0 if it is right). */
 #define OVS_BPF_TNL_CSUM_CHUNK 64
 #define OVS_BPF_TNL_CSUM_MAX (48 * OVS_BPF_TNL_CSUM_CHUNK)
 

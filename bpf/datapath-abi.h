@@ -619,21 +619,20 @@ struct ovs_bpf_act_add_mpls_eth {
     __u16 pad;
 };
 
-/* OVS_BPF_ACTION_TNL_PUSH and _TNL_POP: native tunneling, as dpif-netdev
- * does it (bpf/actions-tnl.h).  ovs-vswitchd builds the outer headers
- * (Ethernet, IP, UDP and VXLAN, or GRE) from its route and neighbour tables; TNL_PUSH
- * puts them in front of the packet, with the lengths, the IPv4 checksum
- * and the UDP source port (from the packet's flow hash) filled in, and the
- * actions after it run on the encapsulated packet.  The 'header_len' bytes
- * of the header are in the OVS_BPF_ACTION_TNL_HDR argument slots that
- * follow it ('u.raw', OVS_BPF_TNL_HDR_SLOT bytes each, as many as needed),
- * which the TNL_PUSH program reads and skips, as the CT_LABEL slot of
- * ct(): a header does not fit in one slot, and a bigger slot would cost
- * every flow.  TNL_POP checks and takes off the outer headers of a packet
- * for tunnel port 'port' (UDP and VXLAN, or GRE for an OVS_BPF_PORT_F_GRE
- * port), fills the key's tunnel metadata from them and
- * looks the inner packet up again with in_port 'port' (a recirculation
- * with the same recirc_id). */
+/* OVS_BPF_ACTION_TNL_PUSH and _TNL_POP: native tunneling, as dpif-netdev does
+ * it (bpf/actions-tnl.h).  ovs-vswitchd builds the outer headers (Ethernet,
+ * IP, UDP and VXLAN, or GRE) from its route and neighbour tables; TNL_PUSH
+ * puts them in front of the packet, with the lengths, the IPv4 checksum and
+ * the UDP source port (from the packet's flow hash) filled in, and the actions
+ * after it run on the encapsulated packet.  The 'header_len' bytes of the
+ * header are in the OVS_BPF_ACTION_TNL_HDR argument slots that follow it
+ * ('u.raw', OVS_BPF_TNL_HDR_SLOT bytes each, as many as needed), which the
+ * TNL_PUSH program reads and skips, as the CT_LABEL slot of ct(): a header
+ * does not fit in one slot, and a bigger slot would cost every flow.  TNL_POP
+ * checks and takes off the outer headers of a packet for tunnel port 'port'
+ * (UDP and VXLAN, or GRE for an OVS_BPF_PORT_F_GRE port), fills the key's
+ * tunnel metadata from them and looks the inner packet up again with in_port
+ * 'port' (a recirculation with the same recirc_id). */
 #define OVS_BPF_TNL_HDR_SLOT 56
 #define OVS_BPF_TNL_MAX_HDR (2 * OVS_BPF_TNL_HDR_SLOT)
 

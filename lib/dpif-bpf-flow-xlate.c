@@ -51,11 +51,10 @@ dp_bpf_flow_ufid(const ovs_u128 *ufid,
     }
 }
 
-/* Translates 'actions' into the BPF flow entry 'value', with zero
- * statistics, and into 'fa', which has the slots of a list too long for the entry
- * (see struct ovs_bpf_flow; 'value->actions_id' is left 0 for the caller).
- * Actions that are valid but beyond the BPF programs make the flow a
- * userspace one. */
+/* Translates 'actions' into the BPF flow entry 'value', with zero statistics,
+ * and into 'fa', which has the slots of a list too long for the entry (see
+ * struct ovs_bpf_flow; 'value->actions_id' is left 0 for the caller).  Actions
+ * that are valid but beyond the BPF programs make the flow a userspace one. */
 static int
 build_flow_value(const struct nlattr *actions, size_t actions_len,
                  struct ovs_bpf_flow *value, struct ovs_bpf_flow_actions *fa)
